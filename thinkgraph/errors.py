@@ -1,0 +1,78 @@
+"""The exceptions thinkgraph raises.
+
+Bad input from a model or a tool never raises: it becomes a step in the chain that says
+what was wrong. These exceptions are for the developer: a graph or agent that cannot work
+as configured, a run that cannot be found or continued, storage that cannot be opened.
+
+    ThinkgraphError
+    ├── ConfigError              setup: the agent, a tool or a graph is configured wrongly
+    │   ├── GraphConfigError     a graph that cannot run (missing route, unreachable node)
+    │   ├── ToolDefinitionError  a tool that cannot be described (untyped parameter, bad name)
+    │   └── ModelConfigError     a model that cannot be used (unknown model string)
+    ├── StorageError             the checkpoint store cannot be opened or is not ours
+    └── RunError                 runtime: a run cannot be started or continued
+        ├── ThreadNotFoundError  no run is stored under that thread id
+        ├── ThreadExistsError    a new run was started on a thread that has one
+        ├── NotPausedError       a resume answer was given to a run that is not paused
+        └── ResumeValueError     the resume answer does not fit what the run waits for
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "GraphConfigError",
+    "ModelConfigError",
+    "NotPausedError",
+    "ResumeValueError",
+    "RunError",
+    "StorageError",
+    "ThinkgraphError",
+    "ThreadExistsError",
+    "ThreadNotFoundError",
+    "ToolDefinitionError",
+]
+
+
+class ThinkgraphError(Exception):
+    """Base of every exception thinkgraph raises on purpose."""
+
+
+class ConfigError(ThinkgraphError):
+    """The agent, a tool or a graph is configured in a way that cannot work."""
+
+
+class GraphConfigError(ConfigError):
+    """A graph that cannot run: a node without a route, an unreachable node, a bad edge."""
+
+
+class ToolDefinitionError(ConfigError):
+    """A tool that cannot be described to a model: untyped parameter, bad name, duplicate."""
+
+
+class ModelConfigError(ConfigError):
+    """A model that cannot be used as given."""
+
+
+class StorageError(ThinkgraphError):
+    """The checkpoint store cannot be opened, or holds something that is not a thinkgraph run."""
+
+
+class RunError(ThinkgraphError):
+    """A run cannot be started or continued as asked."""
+
+
+class ThreadNotFoundError(RunError):
+    """No run is stored under the given thread id."""
+
+
+class ThreadExistsError(RunError):
+    """A new run was started on a thread id that already holds a run."""
+
+
+class NotPausedError(RunError):
+    """A resume answer was given to a run that is not waiting for one."""
+
+
+class ResumeValueError(RunError):
+    """The resume answer does not fit what the paused run is waiting for."""

@@ -1,0 +1,69 @@
+"""The model interface: what think and finalize send to a model and what comes back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from thinkgraph.state import ToolCall
+
+__all__ = ["ChatModel", "Message", "ModelReply", "ModelRequest", "Purpose"]
+
+Message: TypeAlias = dict[str, Any]
+"""A chat message in the OpenAI format: {"role": ..., "content": ...}."""
+
+Purpose: TypeAlias = Literal["think", "finalize", "summarize", "critic", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One call to a model."""
+
+    messages: list[Message]
+    """The projection of the chain made by the policy."""
+    tools: list[dict[str, Any]] | None = None
+    """Tool schemas in the OpenAI function format, for policies that use native tool calls."""
+    turn: int = 0
+    """How many model calls the run made before this one. Replay models pick their reply by
+    it, so a scripted run resumed in a new process goes on where it stopped."""
+    purpose: Purpose = "think"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    """What a model answered, with what it cost."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    model: str = ""
+    """The model that answered."""
+    provider: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    """Cost in USD, or None when unknown."""
+    latency_s: float = 0.0
+    fallback: bool = False
+    """True when a fallback model answered."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that can answer a `ModelRequest`. Plug in your own by implementing this.
+
+    Raise on failure (network, provider, timeout): think records the error as a step and the
+    guards decide what happens next.
+    """
+
+    @property
+    def name(self) -> str:
+        """A short name for the chain and the CLI, e.g. "openai/gpt-4o-mini"."""
+        ...
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        """Answer one request."""
+        ...
+
+    async def acomplete(self, request: ModelRequest) -> ModelReply:
+        """Answer one request without blocking the event loop."""
+        ...

@@ -1,0 +1,68 @@
+"""The policy interface: how think turns the chain into messages and a reply into a Decision."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from thinkgraph.state import BaseStep, ToolCall
+from thinkgraph.types import NextAction
+
+if TYPE_CHECKING:
+    from thinkgraph.llm.base import Message, ModelReply
+    from thinkgraph.tools.base import Tool
+
+__all__ = ["Decision", "Policy"]
+
+
+class Decision(BaseModel):
+    """A model reply, parsed: what the model thinks and wants to do next.
+
+    `kind` is "tool_calls" (run `tool_calls`), "final" (`answer` is a candidate final answer)
+    or "error" (the reply could not be parsed; `error` is feedback for the model).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["tool_calls", "final", "error"]
+    thought: str = ""
+    answer: str | None = None
+    error: str | None = None
+    """Feedback for the model saying what was wrong and what format is expected."""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    action: NextAction | None = None
+    """An explicit NextAction, for formats that state one (VALIDATE, RESET); else derived."""
+    confidence: float | None = None
+
+    @property
+    def next_action(self) -> NextAction:
+        """The NextAction this decision asks for."""
+        if self.action is not None:
+            return self.action
+        if self.kind == "final":
+            return NextAction.FINAL_ANSWER
+        return NextAction.CONTINUE
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Turns (chain, tools) into messages, and a model reply into a `Decision`."""
+
+    native_tools: bool
+    """True when tool schemas go to the provider's tool-calling API instead of the prompt."""
+
+    def to_messages(
+        self, chain: Sequence[BaseStep], tools: Sequence[Tool], *, final: bool = False
+    ) -> list[Message]:
+        """Project the chain into messages. `final=True` demands a final answer now."""
+        ...
+
+    def parse_reply(self, reply: ModelReply) -> Decision:
+        """Parse a model reply. Never raises on model output: failures are error decisions."""
+        ...
+
+    def tool_schemas(self, tools: Sequence[Tool]) -> list[dict[str, Any]] | None:
+        """Schemas for native tool calling, or None when tools are described in the prompt."""
+        ...

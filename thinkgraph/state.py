@@ -1,0 +1,343 @@
+"""The state of a run: one append-only chain of typed steps, plus a few small channels.
+
+The chain is the single record of a run. It is the audit trail, what the CLI shows and the
+source of every prompt: the messages sent to a model are a projection of it, made by the
+policy each time, never stored as a second growing list.
+
+The chain lives in a LangGraph `DeltaChannel`: a checkpoint stores only the steps a node
+added, so storage grows linearly with the number of steps instead of re-serializing the
+whole list at every node.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, TypeAlias
+
+from langgraph.channels import DeltaChannel
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+from thinkgraph.types import NextAction, RunStatus, StepLimits, StopReason
+
+__all__ = [
+    "AgentState",
+    "BaseStep",
+    "Counters",
+    "ErrorStep",
+    "FinalStep",
+    "HumanStep",
+    "LLMCallStep",
+    "ObservationStep",
+    "ResetStep",
+    "RunInfo",
+    "Step",
+    "TaskStep",
+    "ThoughtStep",
+    "ToolCall",
+    "ToolCallStep",
+    "ToolResultStep",
+    "ValidationStep",
+    "Verdict",
+    "append_steps",
+    "new_id",
+]
+
+CHAIN_SNAPSHOT_EVERY = 2000
+"""Write a full copy of the chain every this many chain updates, to bound replay on load.
+
+A snapshot costs the whole chain; between snapshots a checkpoint costs only new steps. At
+three chain updates per reasoning cycle this is one snapshot every ~650 cycles.
+"""
+
+
+def new_id() -> str:
+    """A short random id for a step or a call."""
+    return uuid.uuid4().hex[:16]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+# -- records ------------------------------------------------------------------------------
+
+
+class ToolCall(BaseModel):
+    """One call the model asked for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    """The tool's name as the model wrote it (it may not exist)."""
+    args: dict[str, Any] | None = None
+    """Arguments parsed as a JSON object, or None when the input was not a JSON object."""
+    raw_args: str | None = None
+    """A bare non-JSON input, kept as written; mapped to a tool's single string parameter."""
+    id: str = Field(default_factory=new_id)
+    """The call id that links this call to its approval, result and observation."""
+
+
+class Verdict(BaseModel):
+    """What a validator says of a candidate answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    passed: bool
+    """Whether the answer is accepted."""
+    reason: str = ""
+    """Why not (shown to the model), or a note on why it passed."""
+    reset: bool = False
+    """Ask for the reasoning to start over instead of revising the answer."""
+    validator: str = ""
+    """Which validator spoke."""
+
+
+class BaseStep(BaseModel):
+    """Fields every step has."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int = -1
+    """Position in the chain, from 0; assigned when the step is appended."""
+    id: str = Field(default_factory=new_id)
+    """Unique id of the step."""
+    at: datetime = Field(default_factory=_now)
+    """When the step was recorded (UTC)."""
+    node: str = ""
+    """The graph node that wrote the step."""
+
+
+class TaskStep(BaseStep):
+    """The task the run was given."""
+
+    type: Literal["task"] = "task"
+    text: str
+
+
+class LLMCallStep(BaseStep):
+    """One model call: what came back and what it cost."""
+
+    type: Literal["llm_call"] = "llm_call"
+    purpose: str = "think"
+    """Why the model was called: think, finalize, summarize, critic."""
+    model: str = ""
+    """The model that answered (the fallback's name when a fallback answered)."""
+    provider: str | None = None
+    text: str = ""
+    """The reply text as the model sent it."""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    """Native tool calls in the reply, if the provider returned any."""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    """Cost in USD; None when unknown (never a made-up 0)."""
+    latency_s: float = 0.0
+    fallback: bool = False
+    """True when a fallback model answered instead of the primary."""
+    error: str | None = None
+    """Set when the call failed; then `text` is empty."""
+
+
+class ThoughtStep(BaseStep):
+    """The model's reasoning and what it decided to do next."""
+
+    type: Literal["thought"] = "thought"
+    text: str = ""
+    next_action: NextAction = NextAction.CONTINUE
+    answer: str | None = None
+    """The candidate answer, when next_action is FINAL_ANSWER or VALIDATE."""
+    confidence: float | None = None
+    llm_call_id: str | None = None
+    """The llm_call step this thought was parsed from."""
+
+
+class ToolCallStep(BaseStep):
+    """A tool call the model proposed."""
+
+    type: Literal["tool_call"] = "tool_call"
+    call: ToolCall
+    think_step: int = 0
+    """The think step (1-based) that proposed the call."""
+
+
+class ToolResultStep(BaseStep):
+    """What a tool call returned, or how it failed. Written by act."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    tool: str
+    ok: bool
+    output: Any = None
+    """The tool's return value, made JSON-safe."""
+    error: str | None = None
+    """What went wrong, worded for the model."""
+    error_kind: (
+        Literal["unknown_tool", "invalid_args", "timeout", "exception", "rejected"] | None
+    ) = None
+    duration_s: float = 0.0
+    attempts: int = 1
+    idempotency_key: str = ""
+
+
+class ObservationStep(BaseStep):
+    """What the model is shown of a tool result. Written by observe."""
+
+    type: Literal["observation"] = "observation"
+    call_id: str
+    tool: str
+    text: str
+    is_error: bool = False
+    truncated: bool = False
+
+
+class ErrorStep(BaseStep):
+    """Something went wrong in a node; `feedback` is shown to the model."""
+
+    type: Literal["error"] = "error"
+    kind: Literal["parse", "model", "refused_action", "validation"] = "parse"
+    message: str
+    feedback: str = ""
+    llm_call_id: str | None = None
+
+
+class ValidationStep(BaseStep):
+    """The validators' verdict on a candidate answer."""
+
+    type: Literal["validation"] = "validation"
+    answer: str
+    verdicts: list[Verdict] = Field(default_factory=list)
+    passed: bool
+
+
+class ResetStep(BaseStep):
+    """The reasoning starts over here; prompts are projected from after this point."""
+
+    type: Literal["reset"] = "reset"
+    lesson: str = ""
+
+
+class HumanStep(BaseStep):
+    """What a person said: an approval decision, guidance, a retry or an abort."""
+
+    type: Literal["human"] = "human"
+    kind: str
+    text: str = ""
+    call_id: str | None = None
+
+
+class FinalStep(BaseStep):
+    """The end of the run: its answer and why it stopped."""
+
+    type: Literal["final"] = "final"
+    answer: str | None
+    stop_reason: StopReason
+    forced: bool = False
+    """True when a guard stopped the run and the answer was demanded by finalize."""
+
+
+Step: TypeAlias = Annotated[
+    TaskStep
+    | LLMCallStep
+    | ThoughtStep
+    | ToolCallStep
+    | ToolResultStep
+    | ObservationStep
+    | ErrorStep
+    | ValidationStep
+    | ResetStep
+    | HumanStep
+    | FinalStep,
+    Field(discriminator="type"),
+]
+"""Any step of the chain, told apart by its `type`."""
+
+STEP_TYPES: tuple[type[BaseStep], ...] = (
+    TaskStep,
+    LLMCallStep,
+    ThoughtStep,
+    ToolCallStep,
+    ToolResultStep,
+    ObservationStep,
+    ErrorStep,
+    ValidationStep,
+    ResetStep,
+    HumanStep,
+    FinalStep,
+)
+
+
+class Counters(BaseModel):
+    """Running totals the guards read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    steps: int = 0
+    """Think steps taken."""
+    resets: int = 0
+    consecutive_failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_known: bool = True
+    """False once any model call had an unknown cost."""
+    elapsed_s: float = 0.0
+    """Time spent inside nodes; paused time is never counted."""
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class RunInfo(BaseModel):
+    """Final status of a run, written by finalize."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: RunStatus
+    stop_reason: StopReason | None = None
+    detail: str = ""
+
+
+# -- the chain channel --------------------------------------------------------------------
+
+
+def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) -> list[BaseStep]:
+    """The chain's reducer: append each write's steps, numbering them in order.
+
+    Numbers are given here, not by the node that made the step, so steps written by
+    parallel act tasks in one super-step still get one gap-free sequence. The numbering
+    depends only on the order of writes, which makes the reducer batching-invariant as
+    `DeltaChannel` requires: replaying writes in other batches rebuilds the same chain.
+    """
+    out = list(chain)
+    for write in writes:
+        for step in write:
+            n = len(out)
+            out.append(step if step.number == n else step.model_copy(update={"number": n}))
+    return out
+
+
+class AgentState(TypedDict, total=False):
+    """The channels of a thinkgraph run."""
+
+    chain: Annotated[
+        list[BaseStep], DeltaChannel(append_steps, snapshot_frequency=CHAIN_SNAPSHOT_EVERY)
+    ]
+    """Every step of the run, append-only."""
+    limits: StepLimits
+    """The guards, stored with the run."""
+    counters: Counters
+    """Totals the guards read."""
+    next_action: NextAction
+    """What the last think (or validate) decided."""
+    pending_calls: list[ToolCall]
+    """Tool calls proposed by the last think step and not yet observed."""
+    candidate: str | None
+    """The answer under consideration."""
+    answer: str | None
+    """The accepted final answer."""
+    run: RunInfo
+    """Final status, set by finalize."""
