@@ -276,6 +276,8 @@ class Counters(BaseModel):
 
     steps: int = 0
     """Think steps taken."""
+    model_calls: int = 0
+    """Model calls made (think and finalize); replay models pick their reply by it."""
     resets: int = 0
     consecutive_failures: int = 0
     prompt_tokens: int = 0

@@ -1,0 +1,38 @@
+# Each target sets itself up: a fresh clone needs only Python 3.11+ and make.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit bench postgres clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --upgrade pip
+	@$(PY) -m pip install --quiet -e '.[dev,worker]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/thinkgraph demo
+
+test: $(STAMP) lint typecheck postgres unit
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check thinkgraph tests bench examples
+	$(VENV)/bin/ruff format --check thinkgraph tests bench examples
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+# PostgreSQL-backed tests need the local server; start it when it is down.
+postgres:
+	@scripts/ensure-postgres
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest -q
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) .thinkgraph .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,5 @@
+"""The `thinkgraph` command line."""
+
+from thinkgraph.cli.app import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,174 @@
+"""Routing: pure functions from state to the next node's name.
+
+Guards are enforced here, by routing, not by prompt text and not by a loop. Each router is
+a pure function of the state and the limits, so every guard is unit-testable at its exact
+boundary without building a graph.
+
+Order of the checks after think (the first that applies wins):
+
+1. an acceptable candidate answer (FINAL_ANSWER or VALIDATE at or after `min_steps`)
+   goes to validate, even at `max_steps` or over budget: a finished answer is kept;
+2. too many consecutive failures go to ask_human or finalize (abort);
+3. a spent budget (timeout, cost, tokens) or `max_steps` goes to finalize;
+4. a final answer before `min_steps` goes back to think (think adds the nudge);
+5. proposed tool calls go to act (through approve when a call needs approval);
+6. RESET goes to reset while resets are left, else back to think (think says why);
+7. anything else (an unparsable reply, a thought without calls) goes back to think.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+from thinkgraph.state import Counters
+from thinkgraph.types import NextAction, StepLimits, StopReason
+
+__all__ = [
+    "ACT",
+    "APPROVE",
+    "ASK_HUMAN",
+    "FINALIZE",
+    "OBSERVE",
+    "RESET",
+    "THINK",
+    "VALIDATE",
+    "budget_stop",
+    "failure_target",
+    "guard_stop",
+    "route",
+    "route_after_human",
+    "route_after_observe",
+    "route_after_validate",
+]
+
+THINK: Final = "think"
+APPROVE: Final = "approve"
+ACT: Final = "act"
+OBSERVE: Final = "observe"
+VALIDATE: Final = "validate"
+RESET: Final = "reset"
+FINALIZE: Final = "finalize"
+ASK_HUMAN: Final = "ask_human"
+
+ThinkTarget = Literal["think", "approve", "act", "validate", "reset", "finalize", "ask_human"]
+
+
+def _counters(state: Mapping[str, Any]) -> Counters:
+    counters = state.get("counters")
+    return counters if isinstance(counters, Counters) else Counters()
+
+
+def budget_stop(counters: Counters, limits: StepLimits) -> StopReason | None:
+    """The budget guard that has tripped, if any: timeout, cost or tokens."""
+    if limits.timeout_s is not None and counters.elapsed_s >= limits.timeout_s:
+        return "timeout"
+    if limits.max_cost_usd is not None and counters.cost_usd >= limits.max_cost_usd:
+        return "max_cost"
+    if limits.max_tokens is not None and counters.tokens >= limits.max_tokens:
+        return "max_tokens"
+    return None
+
+
+def guard_stop(counters: Counters, limits: StepLimits) -> StopReason | None:
+    """The guard that stops the run, if any: failures (abort), budgets, then max_steps.
+
+    finalize calls this too, to record why it was reached; keeping one function for both
+    means the recorded stop reason can never disagree with the route that was taken.
+    """
+    if (
+        counters.consecutive_failures >= limits.max_consecutive_failures
+        and limits.failure_policy == "abort"
+    ):
+        return "consecutive_failures"
+    budget = budget_stop(counters, limits)
+    if budget is not None:
+        return budget
+    if counters.steps >= limits.max_steps:
+        return "max_steps"
+    return None
+
+
+def failure_target(counters: Counters, limits: StepLimits) -> ThinkTarget | None:
+    """ask_human or finalize when consecutive failures reached the limit, else None."""
+    if counters.consecutive_failures < limits.max_consecutive_failures:
+        return None
+    return ASK_HUMAN if limits.failure_policy == "ask_human" else FINALIZE
+
+
+def _is_candidate(action: NextAction) -> bool:
+    return action in (NextAction.FINAL_ANSWER, NextAction.VALIDATE)
+
+
+def route(state: Mapping[str, Any], limits: StepLimits) -> ThinkTarget:
+    """Choose the node after think. See the module docstring for the order of checks.
+
+    Args:
+        state: The run's state after think wrote its decision.
+        limits: The run's limits (stored in the state as ``state["limits"]``).
+
+    Returns:
+        The name of the next node.
+    """
+    counters = _counters(state)
+    action = state.get("next_action", NextAction.CONTINUE)
+    has_candidate = state.get("candidate") is not None
+    if _is_candidate(action) and has_candidate and counters.steps >= limits.min_steps:
+        return VALIDATE
+    failed = failure_target(counters, limits)
+    if failed is not None:
+        return failed
+    if guard_stop(counters, limits) is not None:
+        return FINALIZE
+    if _is_candidate(action):
+        return THINK
+    calls = state.get("pending_calls") or []
+    if action == NextAction.CONTINUE and calls:
+        return ACT
+    if action == NextAction.RESET and counters.resets < limits.max_resets:
+        return RESET
+    return THINK
+
+
+def route_after_observe(
+    state: Mapping[str, Any], limits: StepLimits
+) -> Literal["think", "finalize", "ask_human"]:
+    """After a tool round: back to think unless failures or a budget stop the run.
+
+    `max_steps` needs no check here: route() sends calls to act only while a think step is
+    left, so the think that reads these observations is always within the limit.
+    """
+    counters = _counters(state)
+    failed = failure_target(counters, limits)
+    if failed is not None:
+        return failed
+    if budget_stop(counters, limits) is not None:
+        return FINALIZE
+    return THINK
+
+
+def route_after_validate(
+    state: Mapping[str, Any], limits: StepLimits
+) -> Literal["think", "reset", "finalize", "ask_human"]:
+    """After validation: finalize a passed answer; otherwise revise, reset or stop."""
+    if state.get("answer") is not None:
+        return FINALIZE
+    counters = _counters(state)
+    failed = failure_target(counters, limits)
+    if failed is not None:
+        return failed
+    if guard_stop(counters, limits) is not None:
+        return FINALIZE
+    if state.get("next_action") == NextAction.RESET and counters.resets < limits.max_resets:
+        return RESET
+    return THINK
+
+
+def route_after_human(state: Mapping[str, Any], limits: StepLimits) -> Literal["think", "finalize"]:
+    """After ask_human: abort finalizes, anything else thinks again."""
+    run = state.get("run")
+    if run is not None and run.stop_reason == "aborted":
+        return FINALIZE
+    if guard_stop(_counters(state), limits) is not None:
+        return FINALIZE
+    return THINK

@@ -1,0 +1,60 @@
+"""act: run one approved tool call. The graph starts one act task per call (`Send`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from typing_extensions import TypedDict
+
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.state import ToolCall
+from thinkgraph.tools.base import ToolContext
+from thinkgraph.tools.runner import aexecute_call, execute_call
+
+__all__ = ["ActTask", "aact", "act", "idempotency_key", "tool_context"]
+
+
+class ActTask(TypedDict):
+    """The input of one act task."""
+
+    call: ToolCall
+    """The call to run."""
+    step: int
+    """The think step (1-based) that proposed it."""
+
+
+def idempotency_key(thread_id: str, step: int, call_id: str) -> str:
+    """The key a side-effecting tool can use to do its effect once.
+
+    It depends only on the thread, the think step and the call id, all stored in the
+    checkpoint, so a call re-run after a crash gets the same key as the first attempt.
+    """
+    return f"{thread_id}:{step}:{call_id}"
+
+
+def tool_context(task: ActTask, config: RunnableConfig) -> ToolContext:
+    thread_id = str(config.get("configurable", {}).get("thread_id", ""))
+    call = task["call"]
+    return ToolContext(
+        thread_id=thread_id,
+        call_id=call.id,
+        idempotency_key=idempotency_key(thread_id, task["step"], call.id),
+        step=task["step"],
+    )
+
+
+def act(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str, Any]:
+    """Run the call and record its result. Never raises for a tool's failure.
+
+    Each call is its own LangGraph task, so the result of a call that finished is saved
+    even if a sibling call (or the process) dies; on resume only unfinished calls re-run.
+    """
+    result = execute_call(deps.tools, task["call"], tool_context(task, config))
+    return {"chain": [result.model_copy(update={"node": "act"})]}
+
+
+async def aact(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str, Any]:
+    """The async twin of `act`."""
+    result = await aexecute_call(deps.tools, task["call"], tool_context(task, config))
+    return {"chain": [result.model_copy(update={"node": "act"})]}

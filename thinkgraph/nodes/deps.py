@@ -1,0 +1,44 @@
+"""What the nodes need besides the state: the model, the policy, the tools, the validators."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from thinkgraph.llm.base import ChatModel
+from thinkgraph.policies.base import Policy
+from thinkgraph.state import Verdict
+from thinkgraph.tools.registry import ToolRegistry
+
+__all__ = ["Deps", "Validator"]
+
+Validator: TypeAlias = Callable[[str, Mapping[str, Any]], "Verdict | bool | str | None"]
+"""A check on a candidate answer: `(answer, state) -> Verdict`.
+
+For convenience it may also return True/None (passed), False (failed) or a str (failed,
+with that reason).
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Deps:
+    """The parts a thinkgraph graph's nodes are built from.
+
+    Example:
+        >>> from thinkgraph import ScriptedModel
+        >>> from thinkgraph.policies import ReActText
+        >>> deps = Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry([]))
+    """
+
+    model: ChatModel
+    """The model think and finalize call."""
+    policy: Policy
+    """How the chain becomes messages and a reply becomes a Decision."""
+    tools: ToolRegistry
+    """The tools act may call."""
+    validators: tuple[Validator, ...] = field(default=())
+    """Checks a candidate answer must pass before it is final."""
+    max_observation_chars: int = 4000
+    """Tool output longer than this is shortened in the observation (kept whole in the
+    tool_result step)."""

@@ -1,0 +1,106 @@
+"""finalize: write the answer and the run's final status."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from thinkgraph.graphs.routing import guard_stop
+from thinkgraph.llm.base import ModelRequest
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.think import _call_step, count_usage
+from thinkgraph.state import (
+    AgentState,
+    BaseStep,
+    Counters,
+    ErrorStep,
+    FinalStep,
+    LLMCallStep,
+    RunInfo,
+)
+from thinkgraph.types import StopReason
+
+__all__ = ["finalize"]
+
+
+def finalize(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+    """End the run.
+
+    With an accepted answer, record it. After an abort, record the abort. At a guard (max
+    steps, timeout, cost, tokens) make one last model call demanding a final answer and
+    record why the run stopped; after too many failures, stop without another call.
+    """
+    counters = state.get("counters") or Counters()
+    answer = state.get("answer")
+    if answer is not None:
+        return _end(answer, "final_answer", "done", counters)
+    run = state.get("run")
+    if run is not None and run.stop_reason == "aborted":
+        return _end(None, "aborted", "failed", counters, detail=run.detail)
+    reason = guard_stop(counters, state["limits"])
+    if reason is None:
+        raise AssertionError("finalize reached without an answer or a tripped guard")
+    if reason == "consecutive_failures":
+        detail = _last_error(state)
+        return _end(None, reason, "failed", counters, detail=detail)
+    return _forced_answer(state, deps, reason, counters)
+
+
+def _forced_answer(
+    state: AgentState, deps: Deps, reason: StopReason, counters: Counters
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    tools = list(deps.tools)
+    request = ModelRequest(
+        messages=deps.policy.to_messages(state["chain"], tools, final=True),
+        tools=None,
+        turn=counters.model_calls,
+        purpose="finalize",
+    )
+    try:
+        reply = deps.model.complete(request)
+    except Exception as exc:  # a provider failure ends the run with the reason recorded
+        message = f"{type(exc).__name__}: {exc}"
+        failed: list[BaseStep] = [
+            LLMCallStep(node="finalize", purpose="finalize", model=deps.model.name, error=message),
+            ErrorStep(node="finalize", kind="model", message=message),
+        ]
+        counters = count_usage(counters, None, time.perf_counter() - started)
+        return _end(None, reason, "failed", counters, detail=message, before=failed, forced=True)
+    call = _call_step(reply, "finalize")
+    decision = deps.policy.parse_reply(reply)
+    counters = count_usage(counters, reply, time.perf_counter() - started)
+    if decision.kind == "final" and decision.answer is not None:
+        return _end(decision.answer, reason, "done", counters, before=[call], forced=True)
+    detail = "the model did not give a final answer when asked for one"
+    return _end(None, reason, "failed", counters, detail=detail, before=[call], forced=True)
+
+
+def _last_error(state: AgentState) -> str:
+    for step in reversed(state["chain"]):
+        message = getattr(step, "message", None) or getattr(step, "error", None)
+        if isinstance(message, str) and message:
+            return message
+        if getattr(step, "is_error", False):
+            return str(getattr(step, "text", ""))
+    return ""
+
+
+def _end(
+    answer: str | None,
+    reason: StopReason,
+    status: str,
+    counters: Counters,
+    *,
+    detail: str = "",
+    before: list[BaseStep] | None = None,
+    forced: bool = False,
+) -> dict[str, Any]:
+    final = FinalStep(node="finalize", answer=answer, stop_reason=reason, forced=forced)
+    return {
+        "chain": [*(before or []), final],
+        "answer": answer,
+        "counters": counters,
+        "run": RunInfo(status="done" if status == "done" else "failed", stop_reason=reason,
+                       detail=detail),
+    }

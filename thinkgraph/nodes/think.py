@@ -1,0 +1,176 @@
+"""think: ask the model what to do next and record its decision in the chain."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from thinkgraph.llm.base import ModelReply, ModelRequest
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.state import (
+    AgentState,
+    BaseStep,
+    Counters,
+    ErrorStep,
+    LLMCallStep,
+    ResetStep,
+    ThoughtStep,
+    ToolCallStep,
+    ValidationStep,
+)
+from thinkgraph.types import NextAction, StepLimits
+
+__all__ = ["refused_decision_feedback", "think"]
+
+
+def refused_decision_feedback(
+    chain: Sequence[BaseStep], counters: Counters, limits: StepLimits
+) -> ErrorStep | None:
+    """Feedback for a decision the router did not follow, if the last decision was one.
+
+    The router is pure, so it cannot write why it sent a final answer back to think; the
+    next think finds the unfollowed decision at the end of the chain and explains it to the
+    model here.
+    """
+    last = next(
+        (s for s in reversed(chain) if isinstance(s, ThoughtStep | ValidationStep | ResetStep)),
+        None,
+    )
+    if not isinstance(last, ThoughtStep):
+        return None
+    if last.next_action in (NextAction.FINAL_ANSWER, NextAction.VALIDATE) and (
+        counters.steps < limits.min_steps
+    ):
+        return ErrorStep(
+            node="think",
+            kind="refused_action",
+            message=f"final answer at step {counters.steps} refused: min_steps is "
+            f"{limits.min_steps}",
+            feedback=f"It is too early for a final answer: this task needs at least "
+            f"{limits.min_steps} reasoning steps and you have taken {counters.steps}. "
+            "Keep working: check your result, e.g. with a tool, before answering.",
+        )
+    if last.next_action == NextAction.RESET and counters.resets >= limits.max_resets:
+        return ErrorStep(
+            node="think",
+            kind="refused_action",
+            message=f"reset refused: max_resets ({limits.max_resets}) reached",
+            feedback="You cannot start over again (no resets left). Continue from where "
+            "you are.",
+        )
+    return None
+
+
+def _call_step(reply: ModelReply, purpose: str) -> LLMCallStep:
+    return LLMCallStep(
+        node=purpose,
+        purpose=purpose,
+        model=reply.model,
+        provider=reply.provider,
+        text=reply.text,
+        tool_calls=list(reply.tool_calls),
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        cost_usd=reply.cost_usd,
+        latency_s=reply.latency_s,
+        fallback=reply.fallback,
+    )
+
+
+def count_usage(counters: Counters, reply: ModelReply | None, elapsed: float) -> Counters:
+    """Counters after one model call (reply None when the call failed)."""
+    update: dict[str, Any] = {
+        "model_calls": counters.model_calls + 1,
+        "elapsed_s": counters.elapsed_s + elapsed,
+    }
+    if reply is not None:
+        update["prompt_tokens"] = counters.prompt_tokens + (reply.prompt_tokens or 0)
+        update["completion_tokens"] = counters.completion_tokens + (reply.completion_tokens or 0)
+        if reply.cost_usd is None:
+            update["cost_known"] = False
+        else:
+            update["cost_usd"] = counters.cost_usd + reply.cost_usd
+    return counters.model_copy(update=update)
+
+
+def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+    """Project the chain, call the model, parse the reply, record the decision.
+
+    A reply that cannot be parsed becomes an error step with feedback for the model and
+    counts as a failure; it is never taken as a final answer. A model that raises (network,
+    provider, timeout) is recorded the same way, so the guards decide what happens next.
+    """
+    started = time.perf_counter()
+    chain = state["chain"]
+    limits = state["limits"]
+    counters = state.get("counters") or Counters()
+    steps: list[BaseStep] = []
+    refused = refused_decision_feedback(chain, counters, limits)
+    if refused is not None:
+        steps.append(refused)
+    tools = list(deps.tools)
+    request = ModelRequest(
+        messages=deps.policy.to_messages([*chain, *steps], tools),
+        tools=deps.policy.tool_schemas(tools),
+        turn=counters.model_calls,
+        purpose="think",
+    )
+    counters = counters.model_copy(update={"steps": counters.steps + 1})
+    try:
+        reply = deps.model.complete(request)
+    except Exception as exc:  # the provider's failure is the run's data, not our crash
+        message = f"{type(exc).__name__}: {exc}"
+        steps.append(
+            LLMCallStep(node="think", model=deps.model.name, error=message, latency_s=0.0)
+        )
+        steps.append(ErrorStep(node="think", kind="model", message=message))
+        counters = count_usage(counters, None, time.perf_counter() - started)
+        return _decided(steps, counters, failed=True)
+    call = _call_step(reply, "think")
+    steps.append(call)
+    decision = deps.policy.parse_reply(reply)
+    if decision.kind == "error":
+        error = decision.error or "the reply could not be parsed"
+        steps.append(
+            ErrorStep(
+                node="think", kind="parse", message=error, feedback=error, llm_call_id=call.id
+            )
+        )
+        counters = count_usage(counters, reply, time.perf_counter() - started)
+        return _decided(steps, counters, failed=True)
+    action = decision.next_action
+    steps.append(
+        ThoughtStep(
+            node="think",
+            text=decision.thought,
+            next_action=action,
+            answer=decision.answer,
+            confidence=decision.confidence,
+            llm_call_id=call.id,
+        )
+    )
+    calls = list(decision.tool_calls) if action == NextAction.CONTINUE else []
+    steps.extend(ToolCallStep(node="think", call=c, think_step=counters.steps) for c in calls)
+    counters = count_usage(counters, reply, time.perf_counter() - started)
+    return {
+        "chain": steps,
+        "counters": counters,
+        "next_action": action,
+        "pending_calls": calls,
+        "candidate": decision.answer if decision.kind == "final" else None,
+    }
+
+
+def _decided(steps: list[BaseStep], counters: Counters, *, failed: bool) -> dict[str, Any]:
+    if failed:
+        counters = counters.model_copy(
+            update={"consecutive_failures": counters.consecutive_failures + 1}
+        )
+    return {
+        "chain": steps,
+        "counters": counters,
+        "next_action": NextAction.CONTINUE,
+        "pending_calls": [],
+        "candidate": None,
+    }

@@ -1,0 +1,73 @@
+"""validate: run the validators on the candidate answer."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from thinkgraph.nodes.deps import Deps, Validator
+from thinkgraph.state import AgentState, BaseStep, Counters, ValidationStep, Verdict
+from thinkgraph.types import NextAction
+
+__all__ = ["run_validator", "validate"]
+
+
+def _name(validator: Validator) -> str:
+    return getattr(validator, "__name__", None) or type(validator).__name__
+
+
+def run_validator(validator: Validator, answer: str, state: Mapping[str, Any]) -> Verdict:
+    """Call one validator and normalize what it returned into a Verdict.
+
+    A validator that raises fails the answer with the exception as the reason: the run goes
+    on and the chain shows which validator broke and how.
+    """
+    name = _name(validator)
+    try:
+        out = validator(answer, state)
+    except Exception as exc:
+        return Verdict(passed=False, reason=f"{type(exc).__name__}: {exc}", validator=name)
+    if isinstance(out, Verdict):
+        return out if out.validator else out.model_copy(update={"validator": name})
+    if out is None or out is True:
+        return Verdict(passed=True, validator=name)
+    if out is False:
+        return Verdict(passed=False, reason="the answer was rejected", validator=name)
+    if isinstance(out, str):
+        return Verdict(passed=False, reason=out, validator=name)
+    raise TypeError(
+        f"validator {name!r} returned {type(out).__name__}; return a Verdict, a bool, "
+        "a str (the reason it failed) or None"
+    )
+
+
+def validate(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+    """Accept the candidate answer, or send it back with every failing validator's reason."""
+    started = time.perf_counter()
+    answer = state.get("candidate") or ""
+    verdicts = [run_validator(v, answer, state) for v in deps.validators]
+    passed = all(v.passed for v in verdicts)
+    steps: list[BaseStep] = []
+    if verdicts:
+        steps.append(
+            ValidationStep(node="validate", answer=answer, verdicts=verdicts, passed=passed)
+        )
+    counters = state.get("counters") or Counters()
+    elapsed = counters.elapsed_s + (time.perf_counter() - started)
+    if passed:
+        return {
+            "chain": steps,
+            "answer": answer,
+            "counters": counters.model_copy(update={"elapsed_s": elapsed}),
+        }
+    counters = counters.model_copy(
+        update={"elapsed_s": elapsed, "consecutive_failures": counters.consecutive_failures + 1}
+    )
+    wants_reset = any(v.reset for v in verdicts if not v.passed)
+    return {
+        "chain": steps,
+        "counters": counters,
+        "candidate": None,
+        "next_action": NextAction.RESET if wants_reset else NextAction.CONTINUE,
+    }

@@ -1,0 +1,157 @@
+"""Open a LangGraph checkpointer from a URL: memory://, sqlite:///path, postgresql://…
+
+Every backend is LangGraph's own saver. What this module adds is the tuning (WAL for
+SQLite), a serializer that revives only thinkgraph's own record types, and errors that say
+what to do when a store cannot be opened or holds something that is not ours.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from thinkgraph.errors import StorageError
+from thinkgraph.state import STEP_TYPES, Counters, RunInfo, ToolCall, Verdict
+from thinkgraph.types import NextAction, StepLimits
+
+__all__ = ["DEFAULT_STORE", "close_checkpointer", "open_checkpointer", "serializer"]
+
+DEFAULT_STORE = "sqlite:///.thinkgraph/runs.db"
+"""The embedded default: a SQLite file under .thinkgraph/ in the working directory."""
+
+_OUR_TABLES = {"checkpoints", "writes"}
+
+
+def _record_types() -> list[type[Any]]:
+    from thinkgraph.policies.base import Decision
+
+    return [*STEP_TYPES, ToolCall, Verdict, Counters, RunInfo, StepLimits, NextAction, Decision]
+
+
+def serializer(extra_types: list[type[Any]] | None = None) -> JsonPlusSerializer:
+    """The checkpoint serializer: revives thinkgraph's records and nothing else.
+
+    LangGraph's default serializer would import and construct any class named in a stored
+    checkpoint. Restricting it to our own record types means a tampered database cannot
+    make a resume execute arbitrary constructors.
+    """
+    allowed = [(t.__module__, t.__qualname__) for t in [*_record_types(), *(extra_types or [])]]
+    return JsonPlusSerializer(allowed_msgpack_modules=allowed)
+
+
+def open_checkpointer(url: str = DEFAULT_STORE) -> BaseCheckpointSaver[Any]:
+    """Open the checkpoint store named by `url`.
+
+    Args:
+        url: ``memory://`` (in-process, lost at exit), ``sqlite:///relative/path.db`` or
+            ``sqlite:////absolute/path.db`` (the embedded default, WAL mode), or
+            ``postgresql://user@host:5432/db`` (for several workers; needs the
+            ``thinkgraph[postgres]`` extra).
+
+    Returns:
+        A LangGraph checkpoint saver, set up and ready. Close it with `close_checkpointer`.
+
+    Raises:
+        StorageError: the URL is not understood, or the store cannot be opened, or it holds
+            tables that are not a LangGraph checkpoint store.
+
+    Example:
+        >>> saver = open_checkpointer("memory://")
+        >>> type(saver).__name__
+        'InMemorySaver'
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise StorageError(
+            f"store URL {url!r} has no scheme; use memory://, sqlite:///path.db "
+            "or postgresql://user@host/db"
+        )
+    scheme = scheme.lower()
+    if scheme == "memory":
+        return InMemorySaver(serde=serializer())
+    if scheme == "sqlite":
+        return _open_sqlite(url, rest)
+    if scheme in ("postgres", "postgresql"):
+        return _open_postgres(url)
+    raise StorageError(
+        f"unknown store scheme {scheme!r} in {url!r}; use memory://, sqlite:///path.db "
+        "or postgresql://user@host/db"
+    )
+
+
+def _sqlite_path(url: str, rest: str) -> Path:
+    # sqlite:///rel.db -> rest "/rel.db" -> "rel.db"; sqlite:////abs.db -> "/abs.db".
+    if not rest.startswith("/") or rest == "/":
+        raise StorageError(
+            f"SQLite URL {url!r} needs a path: sqlite:///relative/path.db "
+            "or sqlite:////absolute/path.db"
+        )
+    return Path(rest[1:])
+
+
+def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = _sqlite_path(url, rest)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        # WAL lets readers (the CLI's `show`, `runs`) work while a run writes; NORMAL
+        # synchronous is durable across process crashes, which is what resume needs.
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=5000")
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(
+            f"cannot open {path} as a thinkgraph store ({exc}); "
+            "point --store at another file or move this one away"
+        ) from exc
+    foreign = tables - _OUR_TABLES
+    if tables and not (_OUR_TABLES <= tables):
+        conn.close()
+        raise StorageError(
+            f"{path} is a SQLite database but not a thinkgraph store "
+            f"(it has tables {sorted(foreign)}); use another file"
+        )
+    saver = SqliteSaver(conn, serde=serializer())
+    try:
+        saver.setup()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StorageError(f"cannot set up {path} as a thinkgraph store: {exc}") from exc
+    return saver
+
+
+def _open_postgres(url: str) -> BaseCheckpointSaver[Any]:
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg import Connection, OperationalError
+        from psycopg.rows import dict_row
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise StorageError(
+            "PostgreSQL stores need the postgres extra: pip install 'thinkgraph[postgres]'"
+        ) from exc
+    try:
+        conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    except OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StorageError(f"cannot connect to {url}: {first}") from exc
+    saver = PostgresSaver(conn, serde=serializer())  # type: ignore[arg-type]
+    saver.setup()
+    return saver
+
+
+def close_checkpointer(saver: BaseCheckpointSaver[Any]) -> None:
+    """Close the connection behind a saver opened by `open_checkpointer`."""
+    conn = getattr(saver, "conn", None)
+    close = getattr(conn, "close", None)
+    if callable(close):
+        close()

@@ -1,0 +1,98 @@
+"""The chain as plain text, one block per step, for terminals and logs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from thinkgraph.state import (
+    BaseStep,
+    ErrorStep,
+    FinalStep,
+    HumanStep,
+    LLMCallStep,
+    ObservationStep,
+    ResetStep,
+    TaskStep,
+    ThoughtStep,
+    ToolCallStep,
+    ToolResultStep,
+    ValidationStep,
+)
+
+__all__ = ["format_step", "to_text"]
+
+
+def _indent(text: str, width: int = 6) -> str:
+    pad = " " * width
+    return "\n".join(pad + line if line else line for line in text.splitlines()).lstrip()
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _llm(step: LLMCallStep) -> str:
+    if step.error:
+        return f"model {step.model or '?'} failed: {step.error}"
+    tokens = (
+        f"{step.prompt_tokens}+{step.completion_tokens} tokens"
+        if step.prompt_tokens is not None and step.completion_tokens is not None
+        else "tokens unknown"
+    )
+    cost = "cost unknown" if step.cost_usd is None else f"${step.cost_usd:.6f}"
+    extra = " (fallback)" if step.fallback else ""
+    return f"{step.purpose} call to {step.model}{extra}: {tokens}, {cost}, {step.latency_s:.2f}s"
+
+
+def _args(step: ToolCallStep) -> str:
+    call = step.call
+    if call.args is not None:
+        return json.dumps(call.args, ensure_ascii=False)
+    return repr(call.raw_args)
+
+
+def format_step(step: BaseStep, *, width: int = 400) -> str:  # noqa: PLR0911 - one case per type
+    """One step as a line or a short block: `#3  thought   text…`."""
+    head = f"#{step.number:<3} {getattr(step, 'type', '?'):<11} "
+    body: str
+    if isinstance(step, TaskStep):
+        body = step.text
+    elif isinstance(step, LLMCallStep):
+        body = _llm(step)
+    elif isinstance(step, ThoughtStep):
+        body = step.text or "(no thought)"
+        if step.answer is not None:
+            body += f"\n→ {step.next_action.value}: {step.answer}"
+        elif step.next_action.value != "continue":
+            body += f"\n→ {step.next_action.value}"
+    elif isinstance(step, ToolCallStep):
+        body = f"{step.call.name}({_args(step)})  [call {step.call.id}]"
+    elif isinstance(step, ToolResultStep):
+        status = "ok" if step.ok else f"{step.error_kind}"
+        body = f"{step.tool} → {status} in {step.duration_s * 1000:.1f} ms  [call {step.call_id}]"
+    elif isinstance(step, ObservationStep):
+        body = ("error: " if step.is_error else "") + step.text
+    elif isinstance(step, ErrorStep):
+        body = f"{step.kind}: {step.message}"
+    elif isinstance(step, ValidationStep):
+        verdicts = "; ".join(
+            f"{v.validator}: {'pass' if v.passed else 'fail'}" + (f" ({v.reason})" if v.reason else "")
+            for v in step.verdicts
+        )
+        body = f"{'passed' if step.passed else 'failed'}: {verdicts}"
+    elif isinstance(step, ResetStep):
+        body = f"start over. lesson: {step.lesson}"
+    elif isinstance(step, HumanStep):
+        body = f"{step.kind}: {step.text}" if step.text else step.kind
+    elif isinstance(step, FinalStep):
+        forced = " (forced)" if step.forced else ""
+        body = f"{step.stop_reason}{forced}: {step.answer if step.answer is not None else '—'}"
+    else:
+        body = repr(step)
+    return head + _indent(_clip(body, width), width=len(head))
+
+
+def to_text(chain: Iterable[BaseStep], *, width: int = 400) -> str:
+    """The whole chain as text, one step per block."""
+    return "\n".join(format_step(step, width=width) for step in chain)
