@@ -172,8 +172,9 @@ class Agent:
                 f"resume({thread_id!r}) or start this task on a new thread id"
             )
         start = self._start(task)
-        yield from start["chain"]
-        yield from self._stream(start, config, first_number=1)
+        for number, step in enumerate(start["chain"]):
+            yield step.model_copy(update={"number": number})
+        yield from self._stream(start, config, first_number=len(start["chain"]))
 
     def _stream(self, graph_input: Any, config: dict[str, Any], first_number: int) -> Iterator[BaseStep]:
         number = first_number

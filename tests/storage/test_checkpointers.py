@@ -1,0 +1,74 @@
+"""open_checkpointer: every URL form, and clear errors for stores that are not ours."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from thinkgraph import Agent, ScriptedModel
+from thinkgraph.errors import StorageError
+from thinkgraph.storage import close_checkpointer, open_checkpointer
+
+
+def test_memory_url_opens_an_in_memory_saver() -> None:
+    assert isinstance(open_checkpointer("memory://"), InMemorySaver)
+
+
+def test_sqlite_url_creates_the_file_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "runs.db"
+    saver = open_checkpointer(f"sqlite:///{path}")
+    try:
+        mode = saver.conn.execute("PRAGMA journal_mode").fetchone()[0]  # type: ignore[attr-defined]
+    finally:
+        close_checkpointer(saver)
+    assert path.exists() and mode == "wal"
+
+
+def test_relative_sqlite_url_is_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    close_checkpointer(open_checkpointer("sqlite:///.thinkgraph/runs.db"))
+    assert (tmp_path / ".thinkgraph" / "runs.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("runs.db", "has no scheme"),
+        ("redis://localhost", "unknown store scheme 'redis'"),
+        ("sqlite://", "needs a path"),
+        ("postgresql://nobody@127.0.0.1:1/none", "cannot connect"),
+    ],
+)
+def test_bad_urls_say_what_to_use(url: str, message: str) -> None:
+    with pytest.raises(StorageError, match=message):
+        open_checkpointer(url)
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"these are my notes, not a database" * 100)
+    with pytest.raises(StorageError, match="cannot open"):
+        open_checkpointer(f"sqlite:///{path}")
+    assert path.read_bytes().startswith(b"these are my notes")
+
+
+def test_a_database_of_someone_else_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER)")
+    with pytest.raises(StorageError, match="not a thinkgraph store"):
+        open_checkpointer(f"sqlite:///{path}")
+    with sqlite3.connect(path) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert tables == {"users"}
+
+
+def test_a_run_round_trips_through_every_store(any_store_url: str, thread_id: str) -> None:
+    with Agent(ScriptedModel(["Thought: t\nFinal Answer: ok"]), store=any_store_url) as agent:
+        agent.run("x", thread_id=thread_id)
+        assert agent.result(thread_id).answer == "ok"

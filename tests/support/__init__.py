@@ -1,0 +1,1 @@
+"""Test support: real parts that stand in for the outside world (an OpenAI-compatible server)."""

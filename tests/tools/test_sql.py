@@ -1,0 +1,192 @@
+"""sql_query: read-only SQL on a real SQLite file."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from thinkgraph.errors import ToolDefinitionError
+from thinkgraph.state import ToolCall, ToolResultStep
+from thinkgraph.tools import ToolContext, ToolRegistry, execute_call
+from thinkgraph.tools.builtin import sql_query
+from thinkgraph.tools.builtin.sql import SQLQueryTool
+
+CTX = ToolContext.for_call("thread-1", 1, "call-1")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "shop data.db"  # a space, to check the path is escaped in the URI
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+        CREATE TABLE orders (id INTEGER PRIMARY KEY, user_id INTEGER, total REAL, receipt BLOB);
+        INSERT INTO users (name) VALUES ('ada'), ('bob'), ('cy');
+        INSERT INTO orders (user_id, total, receipt) VALUES (1, 9.5, x'00ff'), (1, 3.0, NULL);
+        """
+    )
+    conn.commit()
+    conn.close()
+    return path
+
+
+def query(tool: SQLQueryTool, sql: str) -> ToolResultStep:
+    return execute_call(ToolRegistry([tool]), ToolCall(name=tool.name, args={"query": sql}), CTX)
+
+
+def snapshot(path: Path) -> list[object]:
+    conn = sqlite3.connect(path)
+    try:
+        return [
+            conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall(),
+            conn.execute("SELECT * FROM users ORDER BY id").fetchall(),
+        ]
+    finally:
+        conn.close()
+
+
+def test_select_returns_columns_and_rows(db: Path) -> None:
+    result = query(sql_query(db), "SELECT id, name FROM users ORDER BY id")
+    assert result.ok is True
+    assert result.output == {
+        "columns": ["id", "name"],
+        "rows": [[1, "ada"], [2, "bob"], [3, "cy"]],
+        "truncated": False,
+    }
+
+
+def test_rows_beyond_max_rows_are_cut_and_flagged(db: Path) -> None:
+    result = query(sql_query(db, max_rows=2), "SELECT name FROM users ORDER BY id")
+    assert result.output == {"columns": ["name"], "rows": [["ada"], ["bob"]], "truncated": True}
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "WITH big AS (SELECT user_id, SUM(total) AS s FROM orders GROUP BY user_id) "
+        "SELECT u.name, big.s FROM users u JOIN big ON big.user_id = u.id",
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) "
+        "SELECT COUNT(*) FROM n",
+        "-- the totals\nSELECT total FROM orders;",
+        "/* note */ SELECT*FROM users",
+        "EXPLAIN QUERY PLAN SELECT * FROM users",
+        "PRAGMA table_info(users)",
+        "SELECT name FROM pragma_table_info('orders')",
+        "VALUES (1, 2)",
+    ],
+)
+def test_read_queries_are_allowed(db: Path, sql: str) -> None:
+    result = query(sql_query(db), sql)
+    assert result.ok is True, result.error
+    assert result.output["rows"]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "INSERT INTO users (name) VALUES ('eve')",
+        "UPDATE users SET name = 'eve'",
+        "DELETE FROM users",
+        "DROP TABLE users",
+        "CREATE TABLE t (x)",
+        "ALTER TABLE users ADD COLUMN age INTEGER",
+        "REPLACE INTO users (id, name) VALUES (1, 'eve')",
+        "ATTACH DATABASE ':memory:' AS other",
+        "VACUUM",
+        "  insert into users (name) values ('lower case')",
+    ],
+)
+def test_writes_are_refused_by_their_first_keyword(db: Path, sql: str) -> None:
+    before = snapshot(db)
+    result = query(sql_query(db), sql)
+    assert (result.ok, result.error_kind) == (False, "exception")
+    assert result.error is not None and "only read queries are allowed" in result.error
+    assert snapshot(db) == before
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "WITH x AS (SELECT 1) DELETE FROM users",
+        "WITH x AS (SELECT 1) INSERT INTO users (name) SELECT 'eve' FROM x",
+        "PRAGMA query_only=OFF",
+        "PRAGMA writable_schema=ON",
+        "EXPLAIN DELETE FROM users",
+    ],
+)
+def test_writes_disguised_as_reads_are_refused(db: Path, sql: str) -> None:
+    before = snapshot(db)
+    result = query(sql_query(db), sql)
+    assert result.ok is False
+    assert result.error is not None and "the query was refused" in result.error
+    assert snapshot(db) == before
+
+
+def test_more_than_one_statement_is_refused(db: Path) -> None:
+    before = snapshot(db)
+    result = query(sql_query(db), "SELECT 1; DELETE FROM users")
+    assert result.error == "ValueError: only one statement per call; send them one at a time"
+    assert snapshot(db) == before
+
+
+def test_connection_is_read_only_even_without_the_other_guards(db: Path) -> None:
+    conn = sql_query(db)._connect()
+    try:
+        conn.set_authorizer(None)
+        conn.execute("PRAGMA query_only=OFF")
+        with pytest.raises(sqlite3.OperationalError, match="readonly database"):
+            conn.execute("DELETE FROM users")
+    finally:
+        conn.close()
+
+
+def test_sql_errors_reach_the_model(db: Path) -> None:
+    result = query(sql_query(db), "SELECT * FROM customers")
+    assert result.error == "OperationalError: no such table: customers"
+
+
+def test_empty_query_is_refused(db: Path) -> None:
+    result = query(sql_query(db), "  -- nothing\n")
+    assert result.error == "ValueError: the query is empty; write one SQL statement, e.g. SELECT 1"
+
+
+def test_blobs_are_shown_as_their_size(db: Path) -> None:
+    result = query(sql_query(db), "SELECT receipt FROM orders ORDER BY id")
+    assert result.output["rows"] == [["<blob, 2 bytes>"], [None]]
+
+
+def test_description_shows_the_table_schemas(db: Path) -> None:
+    tool = sql_query(db, max_rows=7, name="shop_db")
+    assert tool.name == "shop_db"
+    assert "shop data.db" in tool.description
+    assert "at most 7 rows" in tool.description
+    assert "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL)" in tool.description
+    assert "CREATE TABLE orders" in tool.description
+
+
+def test_sql_tool_is_a_database_tool_taking_one_query(db: Path) -> None:
+    tool = sql_query(db)
+    assert (tool.kind, tool.side_effects, tool.single_str_param()) == ("database", False, "query")
+    raw = ToolCall(name="sql_query", raw_args="SELECT COUNT(*) AS n FROM users")
+    assert execute_call(ToolRegistry([tool]), raw, CTX).output["rows"] == [[3]]
+
+
+def test_missing_database_file_is_a_definition_error(tmp_path: Path) -> None:
+    with pytest.raises(ToolDefinitionError, match="does not exist; create it"):
+        sql_query(tmp_path / "nope.db")
+    assert not (tmp_path / "nope.db").exists()
+
+
+def test_a_file_that_is_not_sqlite_is_a_definition_error(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("just some text, long enough to not look like an empty database" * 10)
+    with pytest.raises(ToolDefinitionError, match="is it a SQLite database"):
+        sql_query(path)
+
+
+def test_max_rows_below_one_is_a_definition_error(db: Path) -> None:
+    with pytest.raises(ToolDefinitionError, match="max_rows is 0; use 1 or more"):
+        sql_query(db, max_rows=0)
