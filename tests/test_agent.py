@@ -210,9 +210,7 @@ def test_a_verdict_can_ask_for_a_reset() -> None:
     def strict(answer: str, state: object) -> Verdict:
         return next(verdicts, Verdict(passed=True))
 
-    agent = Agent(
-        ScriptedModel([final("a"), final("b")]), validators=[strict], store="memory://"
-    )
+    agent = Agent(ScriptedModel([final("a"), final("b")]), validators=[strict], store="memory://")
     result = agent.run("x")
     resets = [s for s in result.chain if isinstance(s, ResetStep)]
     assert len(resets) == 1 and "wrong approach" in resets[0].lesson

@@ -75,8 +75,11 @@ def test_a_type_that_is_not_ours_is_not_revived() -> None:
 
 
 def test_the_reducer_numbers_steps_in_write_order() -> None:
-    chain = append_steps([], [[TaskStep(text="a")], [ObservationStep(call_id="1", tool="t", text="x"),
-                                                      ObservationStep(call_id="2", tool="t", text="y")]])  # fmt: skip
+    pair = [
+        ObservationStep(call_id="1", tool="t", text="x"),
+        ObservationStep(call_id="2", tool="t", text="y"),
+    ]
+    chain = append_steps([], [[TaskStep(text="a")], pair])
     assert [s.number for s in chain] == [0, 1, 2]
 
 
@@ -96,15 +99,15 @@ def add(a: int, b: int) -> int:
 def _stored_bytes(path: Path) -> int:
     with sqlite3.connect(path) as conn:
         row = conn.execute(
-            "SELECT (SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) FROM checkpoints)"
-            " + (SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes)"
+            "SELECT (SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0)"
+            " FROM checkpoints) + (SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes)"
         ).fetchone()
     return int(row[0])
 
 
 def _cycles(path: Path, cycles: int) -> int:
     replies = [
-        f'Thought: step {i}\nAction: add\nAction Input: {json.dumps({"a": i, "b": 1})}'
+        f"Thought: step {i}\nAction: add\nAction Input: {json.dumps({'a': i, 'b': 1})}"
         for i in range(cycles)
     ] + ["Thought: done\nFinal Answer: done"]
     limits = StepLimits(max_steps=cycles + 1)

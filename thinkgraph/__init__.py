@@ -2,32 +2,67 @@
 
 Example:
     >>> from thinkgraph import Agent, ScriptedModel, StepLimits, tool
+
+The public names load on first use, so `thinkgraph --help` and `import thinkgraph.types`
+stay fast; importing LangGraph happens when an agent is built.
 """
 
-from thinkgraph.agent import Agent, RunResult
-from thinkgraph.errors import ThinkgraphError
-from thinkgraph.llm.base import ChatModel
-from thinkgraph.llm.scripted import ScriptedModel
-from thinkgraph.state import Verdict
-from thinkgraph.tools.base import Tool, tool
-from thinkgraph.types import NextAction, StepLimits
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from thinkgraph.agent import Agent, RunResult
+    from thinkgraph.errors import ThinkgraphError
+    from thinkgraph.llm.base import ChatModel
+    from thinkgraph.llm.scripted import ScriptedModel
+    from thinkgraph.state import Verdict
+    from thinkgraph.tools.base import Tool, tool
+    from thinkgraph.types import NextAction, StepLimits
 
 __all__ = [
-    # running agents
     "Agent",
     "ChatModel",
-    # limits and routing
     "NextAction",
     "RunResult",
     "ScriptedModel",
     "StepLimits",
-    # errors
     "ThinkgraphError",
-    # tools
     "Tool",
-    # validation
     "Verdict",
     "tool",
 ]
 
+_WHERE = {
+    # running agents
+    "Agent": "thinkgraph.agent",
+    "RunResult": "thinkgraph.agent",
+    # models
+    "ChatModel": "thinkgraph.llm.base",
+    "ScriptedModel": "thinkgraph.llm.scripted",
+    # limits and routing
+    "NextAction": "thinkgraph.types",
+    "StepLimits": "thinkgraph.types",
+    # tools and validation
+    "Tool": "thinkgraph.tools.base",
+    "tool": "thinkgraph.tools.base",
+    "Verdict": "thinkgraph.state",
+    # errors
+    "ThinkgraphError": "thinkgraph.errors",
+}
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'thinkgraph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

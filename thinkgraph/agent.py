@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
@@ -132,7 +133,7 @@ class Agent:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _config(self, thread_id: str) -> dict[str, Any]:
+    def _config(self, thread_id: str) -> RunnableConfig:
         # Each think step takes at most four super-steps before the next think (act,
         # observe, validate, reset or ask_human); the router stops the run, not this limit.
         limit = 5 * self.limits.max_steps + 25
@@ -176,7 +177,9 @@ class Agent:
             yield step.model_copy(update={"number": number})
         yield from self._stream(start, config, first_number=len(start["chain"]))
 
-    def _stream(self, graph_input: Any, config: dict[str, Any], first_number: int) -> Iterator[BaseStep]:
+    def _stream(
+        self, graph_input: Any, config: RunnableConfig, first_number: int
+    ) -> Iterator[BaseStep]:
         number = first_number
         updates = self.graph.stream(graph_input, config, stream_mode="updates", durability="sync")
         for update in updates:

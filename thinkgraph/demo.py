@@ -45,9 +45,7 @@ def create_sales_db(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
     with sqlite3.connect(path) as conn:
-        conn.execute(
-            "CREATE TABLE sales (year INTEGER, quarter TEXT, region TEXT, revenue_k REAL)"
-        )
+        conn.execute("CREATE TABLE sales (year INTEGER, quarter TEXT, region TEXT, revenue_k REAL)")
         conn.executemany(
             "INSERT INTO sales VALUES (2025, ?, ?, ?)",
             [(q, r, v) for (q, r), v in _SALES.items()],

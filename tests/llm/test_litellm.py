@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import subprocess
 import sys
 from typing import Any
 
 import pytest
 
-from tests.support.fixtures import openai_server  # noqa: F401
 from tests.support.openai_server import OpenAIServer
 from thinkgraph.errors import ModelConfigError
 from thinkgraph.llm import (
@@ -20,6 +20,9 @@ from thinkgraph.llm import (
     ScriptedModel,
     as_chat_model,
 )
+
+# The `openai_server` fixture; harmless once tests/conftest.py loads the same plugin.
+pytest_plugins = ["tests.support.fixtures"]
 
 MESSAGES = [
     {"role": "system", "content": "Answer in one word."},
@@ -316,11 +319,35 @@ def test_a_hung_server_raises_a_timeout_error(openai_server: OpenAIServer) -> No
 def test_a_body_that_is_not_json_raises_a_model_call_error(openai_server: OpenAIServer) -> None:
     openai_server.invalid_json()
 
-    with pytest.raises(ModelCallError, match="invalid response body") as caught:
+    with pytest.raises(ModelCallError) as caught:
         ask(model_on(openai_server, num_retries=0))
 
+    assert str(caught.value) == (
+        "openai/test-model: invalid response body: the provider sent something that is not "
+        "JSON [Expecting value: line 1 column 40 (char 39)]"
+    )
     assert caught.value.status_code is None
     assert caught.value.__cause__ is not None
+
+
+def test_a_server_that_is_not_there_raises_a_connection_error() -> None:
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = LiteLLMModel(
+        "openai/test-model",
+        api_base=f"http://127.0.0.1:{port}/v1",
+        api_key="sk-test",
+        num_retries=0,
+    )
+
+    with pytest.raises(ModelCallError) as caught:
+        ask(model)
+
+    assert str(caught.value).startswith(
+        f"openai/test-model: could not connect to http://127.0.0.1:{port}/v1"
+    )
+    assert caught.value.retryable is True
 
 
 def test_empty_choices_raise_a_model_call_error(openai_server: OpenAIServer) -> None:
@@ -402,7 +429,9 @@ def test_unknown_fallback_is_rejected_when_built() -> None:
         ({"max_retries": 3}, "use num_retries="),
     ],
 )
-def test_settings_that_cannot_work_are_rejected_when_built(kwargs: dict[str, Any], fix: str) -> None:
+def test_settings_that_cannot_work_are_rejected_when_built(
+    kwargs: dict[str, Any], fix: str
+) -> None:
     with pytest.raises(ModelConfigError, match=fix):
         LiteLLMModel("openai/gpt-4o-mini", **kwargs)
 

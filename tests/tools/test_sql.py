@@ -125,6 +125,13 @@ def test_writes_disguised_as_reads_are_refused(db: Path, sql: str) -> None:
     assert snapshot(db) == before
 
 
+def test_the_schema_table_cannot_be_changed(db: Path) -> None:
+    before = snapshot(db)
+    result = query(sql_query(db), "WITH x AS (SELECT 1) UPDATE sqlite_master SET sql = 'x' WHERE 0")
+    assert (result.ok, result.error_kind) == (False, "exception")
+    assert snapshot(db) == before
+
+
 def test_more_than_one_statement_is_refused(db: Path) -> None:
     before = snapshot(db)
     result = query(sql_query(db), "SELECT 1; DELETE FROM users")
@@ -141,6 +148,17 @@ def test_connection_is_read_only_even_without_the_other_guards(db: Path) -> None
             conn.execute("DELETE FROM users")
     finally:
         conn.close()
+
+
+def test_a_runaway_query_is_stopped_at_the_tools_timeout(db: Path) -> None:
+    # The runner stops waiting at timeout_s but cannot kill the thread; SQLite must stop too.
+    tool = sql_query(db)
+    tool.timeout_s = 0.2
+    endless = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT COUNT(*) FROM n"
+    )
+    with pytest.raises(ValueError, match=r"ran longer than 0.2 s and was stopped"):
+        tool.run(tool.args_model(query=endless), CTX)
 
 
 def test_sql_errors_reach_the_model(db: Path) -> None:

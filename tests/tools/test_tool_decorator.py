@@ -99,6 +99,37 @@ def test_docstring_args_describe_parameters_and_stay_out_of_the_description() ->
     assert "Args" not in add.description and "Returns" not in add.description
 
 
+def test_other_docstring_sections_stay_in_the_description() -> None:
+    @tool
+    def convert(amount: float) -> float:
+        """Convert euros to dollars.
+
+        Example:
+            convert(2.0) gives 2.2
+
+        Raises:
+            ValueError: on a negative amount.
+        """
+        return amount * 1.1
+
+    assert convert.description == (
+        "Convert euros to dollars.\n\nExample:\n    convert(2.0) gives 2.2"
+    )
+
+
+def test_types_defined_in_the_enclosing_function_are_resolved() -> None:
+    # This module uses `from __future__ import annotations`: annotations are strings.
+    class Query(BaseModel):
+        text: str
+
+    @tool
+    def search(query: Query) -> list[str]:
+        """Search."""
+        return [query.text]
+
+    assert search.args_model.model_validate({"query": {"text": "x"}}).query == Query(text="x")  # type: ignore[attr-defined]
+
+
 def test_annotated_field_description_wins_over_the_docstring() -> None:
     @tool
     def scale(x: Annotated[float, Field(description="from Field", ge=0)]) -> float:
@@ -207,7 +238,7 @@ def test_positional_only_parameter_is_rejected() -> None:
 
 @pytest.mark.parametrize("name", ["1abc", "has space", "dots.no", "x" * 65, ""])
 def test_name_outside_the_allowed_pattern_is_rejected(name: str) -> None:
-    with pytest.raises(ToolDefinitionError, match="pass name=... to @tool"):
+    with pytest.raises(ToolDefinitionError, match=r"pass name=\.\.\. to @tool"):
         tool(name=name)(add.fn)
 
 
@@ -271,7 +302,7 @@ def test_a_subclassed_tool_is_described_like_a_decorated_one() -> None:
         name = "echo"
         description = "Repeat the text."
 
-        class args_model(BaseModel):  # noqa: N801
+        class args_model(BaseModel):
             text: str
 
         def run(self, args: BaseModel, ctx: ToolContext) -> Any:

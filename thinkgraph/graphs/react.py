@@ -38,9 +38,7 @@ def route_think(state: AgentState) -> str | list[Send]:
     if target != routing.ACT:
         return target
     step = (state.get("counters") or Counters()).steps
-    return [
-        Send(routing.ACT, ActTask(call=call, step=step)) for call in state["pending_calls"]
-    ]
+    return [Send(routing.ACT, ActTask(call=call, step=step)) for call in state["pending_calls"]]
 
 
 def _bind(node: Any, deps: Deps) -> Any:

@@ -89,11 +89,13 @@ def guard_stop(counters: Counters, limits: StepLimits) -> StopReason | None:
     return None
 
 
-def failure_target(counters: Counters, limits: StepLimits) -> ThinkTarget | None:
+def failure_target(
+    counters: Counters, limits: StepLimits
+) -> Literal["ask_human", "finalize"] | None:
     """ask_human or finalize when consecutive failures reached the limit, else None."""
     if counters.consecutive_failures < limits.max_consecutive_failures:
         return None
-    return ASK_HUMAN if limits.failure_policy == "ask_human" else FINALIZE
+    return "ask_human" if limits.failure_policy == "ask_human" else "finalize"
 
 
 def _is_candidate(action: NextAction) -> bool:

@@ -1,0 +1,21 @@
+"""Models: the `ChatModel` protocol, `ScriptedModel` for tests and replay, `LiteLLMModel`.
+
+Importing this package does not import litellm; `LiteLLMModel` imports it when the first
+one is built.
+"""
+
+from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest
+from thinkgraph.llm.litellm import LiteLLMModel, ModelCallError, as_chat_model
+from thinkgraph.llm.scripted import ScriptedModel, ScriptExhaustedError
+
+__all__ = [
+    "ChatModel",
+    "LiteLLMModel",
+    "Message",
+    "ModelCallError",
+    "ModelReply",
+    "ModelRequest",
+    "ScriptExhaustedError",
+    "ScriptedModel",
+    "as_chat_model",
+]

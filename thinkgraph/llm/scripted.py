@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from thinkgraph.llm.base import Message, ModelReply, ModelRequest
 
-__all__ = ["ScriptedModel", "ScriptExhaustedError"]
+__all__ = ["ScriptExhaustedError", "ScriptedModel"]
 
 
 class ScriptExhaustedError(RuntimeError):

@@ -101,6 +101,7 @@ def _end(
         "chain": [*(before or []), final],
         "answer": answer,
         "counters": counters,
-        "run": RunInfo(status="done" if status == "done" else "failed", stop_reason=reason,
-                       detail=detail),
+        "run": RunInfo(
+            status="done" if status == "done" else "failed", stop_reason=reason, detail=detail
+        ),
     }

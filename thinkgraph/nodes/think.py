@@ -56,8 +56,7 @@ def refused_decision_feedback(
             node="think",
             kind="refused_action",
             message=f"reset refused: max_resets ({limits.max_resets}) reached",
-            feedback="You cannot start over again (no resets left). Continue from where "
-            "you are.",
+            feedback="You cannot start over again (no resets left). Continue from where you are.",
         )
     return None
 
@@ -121,9 +120,7 @@ def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         reply = deps.model.complete(request)
     except Exception as exc:  # the provider's failure is the run's data, not our crash
         message = f"{type(exc).__name__}: {exc}"
-        steps.append(
-            LLMCallStep(node="think", model=deps.model.name, error=message, latency_s=0.0)
-        )
+        steps.append(LLMCallStep(node="think", model=deps.model.name, error=message, latency_s=0.0))
         steps.append(ErrorStep(node="think", kind="model", message=message))
         counters = count_usage(counters, None, time.perf_counter() - started)
         return _decided(steps, counters, failed=True)

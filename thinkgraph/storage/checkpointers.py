@@ -115,7 +115,7 @@ def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
             "point --store at another file or move this one away"
         ) from exc
     foreign = tables - _OUR_TABLES
-    if tables and not (_OUR_TABLES <= tables):
+    if tables and not tables >= _OUR_TABLES:
         conn.close()
         raise StorageError(
             f"{path} is a SQLite database but not a thinkgraph store "

@@ -1,0 +1,19 @@
+"""Tools: what the agent can call, and how one call is run.
+
+from thinkgraph.tools import tool, ToolRegistry, execute_call
+"""
+
+from thinkgraph.tools.base import FunctionTool, Tool, ToolContext, ToolKind, tool
+from thinkgraph.tools.registry import ToolRegistry
+from thinkgraph.tools.runner import aexecute_call, execute_call
+
+__all__ = [
+    "FunctionTool",
+    "Tool",
+    "ToolContext",
+    "ToolKind",
+    "ToolRegistry",
+    "aexecute_call",
+    "execute_call",
+    "tool",
+]

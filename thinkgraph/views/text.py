@@ -52,7 +52,7 @@ def _args(step: ToolCallStep) -> str:
     return repr(call.raw_args)
 
 
-def format_step(step: BaseStep, *, width: int = 400) -> str:  # noqa: PLR0911 - one case per type
+def format_step(step: BaseStep, *, width: int = 400) -> str:
     """One step as a line or a short block: `#3  thought   text…`."""
     head = f"#{step.number:<3} {getattr(step, 'type', '?'):<11} "
     body: str
@@ -77,7 +77,8 @@ def format_step(step: BaseStep, *, width: int = 400) -> str:  # noqa: PLR0911 - 
         body = f"{step.kind}: {step.message}"
     elif isinstance(step, ValidationStep):
         verdicts = "; ".join(
-            f"{v.validator}: {'pass' if v.passed else 'fail'}" + (f" ({v.reason})" if v.reason else "")
+            f"{v.validator}: {'pass' if v.passed else 'fail'}"
+            + (f" ({v.reason})" if v.reason else "")
             for v in step.verdicts
         )
         body = f"{'passed' if step.passed else 'failed'}: {verdicts}"

@@ -1,0 +1,446 @@
+"""The tool interface: the `Tool` base class, the `@tool` decorator and `ToolContext`.
+
+A tool is anything the agent can call: a function, the model itself, a sub-agent, a
+database, the file system, an external API. Every one is described the same way to the
+model (a name, a description and a JSON schema of its arguments, from a pydantic model)
+and run the same way by `thinkgraph.tools.runner`, which validates the arguments first
+and turns every failure into an observation.
+
+Example:
+    >>> @tool
+    ... def add(a: int, b: int = 2) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> add.name, add.description, add(1)
+    ('add', 'Add two integers.', 3)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+import inspect
+import re
+import sys
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, Literal, ParamSpec, TypeAlias, TypeVar, overload
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.fields import FieldInfo
+
+from thinkgraph.errors import ToolDefinitionError
+from thinkgraph.tools._docstrings import parse_docstring
+from thinkgraph.tools._threads import run_coroutine, submit_to_worker
+
+__all__ = [
+    "FunctionTool",
+    "Tool",
+    "ToolContext",
+    "ToolKind",
+    "tool",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+ToolKind: TypeAlias = Literal["function", "llm", "sub_agent", "database", "file_system", "external"]
+"""What a tool is, for display and policies; it does not change how the tool is run."""
+
+_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a tool knows about the call it is serving."""
+
+    thread_id: str
+    """The run's thread id."""
+    call_id: str
+    """The id of the `ToolCall` being served."""
+    idempotency_key: str
+    """thread id + think step + call id: the same every time the same call re-runs.
+
+    A tool with side effects passes it to the outside system so a call re-run after a
+    crash or a resume is recognised instead of done twice.
+    """
+    step: int
+    """The think step (1-based) that proposed the call."""
+
+    @classmethod
+    def for_call(cls, thread_id: str, step: int, call_id: str) -> ToolContext:
+        """The context of one call, with its idempotency key built the standard way."""
+        key = f"{thread_id}:{step}:{call_id}"
+        return cls(thread_id=thread_id, call_id=call_id, idempotency_key=key, step=step)
+
+
+class Tool:
+    """Base class of every tool.
+
+    Subclass it (set the attributes, implement `run` or `arun`) or decorate a typed
+    function with `@tool`.
+
+    Example:
+        >>> class Echo(Tool):
+        ...     name = "echo"
+        ...     description = "Repeat the text."
+        ...     class args_model(BaseModel):
+        ...         text: str
+        ...     def run(self, args, ctx):
+        ...         return args.text
+        >>> Echo().single_str_param()
+        'text'
+    """
+
+    name: str
+    """How the model calls the tool: `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`."""
+    description: str
+    """What the tool does, for the model."""
+    args_model: type[BaseModel]
+    """The arguments; a call's arguments are validated against it before every call."""
+    returns: str = ""
+    """What the tool returns, for the model ("" when not described)."""
+    kind: ToolKind = "function"
+    requires_approval: bool | Callable[[dict[str, Any]], bool] = False
+    """Pause for a person before running: always, never, or when the predicate says so."""
+    side_effects: bool = False
+    """True when a call changes something outside the run (so a re-run is not harmless)."""
+    timeout_s: float | None = 30.0
+    """Give up waiting after this many seconds; None waits forever."""
+    retries: int = 0
+    """Extra attempts after the tool raised (never after invalid arguments or a timeout)."""
+    retry_backoff_s: float = 0.5
+    """Pause before the first retry; doubles at each further attempt."""
+
+    _schema: dict[str, Any] | None = None
+
+    def run(self, args: BaseModel, ctx: ToolContext) -> Any:
+        """Run the tool on validated arguments. Raise to report a failure to the model."""
+        if type(self).arun is Tool.arun:
+            raise NotImplementedError(f"{type(self).__name__} must implement run() or arun()")
+        return run_coroutine(lambda: self.arun(args, ctx))
+
+    async def arun(self, args: BaseModel, ctx: ToolContext) -> Any:
+        """Run the tool from async code. By default `run` runs in a worker thread."""
+        return await asyncio.wrap_future(submit_to_worker(self.run, args, ctx))
+
+    def needs_approval(self, args: dict[str, Any]) -> bool:
+        """Whether a call with these arguments must be approved by a person first.
+
+        A predicate that raises (say, on arguments the model got wrong) counts as "yes":
+        when in doubt, ask.
+        """
+        rule = self.requires_approval
+        if isinstance(rule, bool):
+            return rule
+        try:
+            return bool(rule(args))
+        except Exception:
+            return True
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, without pydantic's generated titles."""
+        if self._schema is None:
+            self._schema = _trim_titles(self.args_model.model_json_schema())
+        # A copy, so a caller that adjusts a schema for its provider cannot corrupt ours.
+        return copy.deepcopy(self._schema)
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The tool in the OpenAI function-calling format."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.json_schema(),
+            },
+        }
+
+    def single_str_param(self) -> str | None:
+        """The name of the only parameter when the tool takes exactly one `str`, else None.
+
+        Such a tool can take a bare, non-JSON input from the model.
+        """
+        fields = self.args_model.model_fields
+        if len(fields) != 1:
+            return None
+        ((name, info),) = fields.items()
+        return name if info.annotation is str else None
+
+    def check_definition(self) -> None:
+        """Raise `ToolDefinitionError` if the tool cannot be described to a model or run."""
+        for attr in ("name", "description", "args_model"):
+            if not hasattr(self, attr):
+                raise ToolDefinitionError(
+                    f"tool class {type(self).__name__} has no {attr!r}; set it on the class"
+                )
+        _check_name(self.name)
+        if not self.description or not self.description.strip():
+            raise ToolDefinitionError(
+                f"tool {self.name!r} has no description; write a docstring or pass description=..."
+            )
+        model = self.args_model
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or model is BaseModel:
+            raise ToolDefinitionError(
+                f"args_model of tool {self.name!r} is not a pydantic model of its own; "
+                "subclass pydantic.BaseModel (class Args(BaseModel): ... even with no fields)"
+            )
+        if self.retries < 0 or (self.timeout_s is not None and self.timeout_s <= 0):
+            raise ToolDefinitionError(
+                f"tool {self.name!r} has retries={self.retries}, timeout_s={self.timeout_s}; "
+                "use retries >= 0 and a positive timeout_s (or None)"
+            )
+        try:
+            self.json_schema()
+        except Exception as exc:
+            raise ToolDefinitionError(
+                f"the arguments of tool {self.name!r} have no JSON schema ({exc}); "
+                "use JSON-friendly types (str, int, float, bool, list, dict, a pydantic model)"
+            ) from exc
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {getattr(self, 'name', '?')!r}>"
+
+
+class FunctionTool(Tool, Generic[P, R]):
+    """A tool made from a typed function by `@tool`. Calling it calls the function.
+
+    The keyword arguments are those of `@tool`, plus `localns`: names to resolve string
+    annotations with (`@tool` passes the locals of the scope it is applied in).
+    """
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        returns: str | None = None,
+        kind: ToolKind = "function",
+        requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
+        side_effects: bool = False,
+        timeout_s: float | None = 30.0,
+        retries: int = 0,
+        retry_backoff_s: float = 0.5,
+        localns: dict[str, Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self._call: Callable[..., Any] = fn  # called with keyword arguments from the model
+        self.name = name if name is not None else fn.__name__
+        _check_name(self.name)
+        doc = parse_docstring(inspect.getdoc(fn))
+        self.description = description if description is not None else doc.description
+        hints = _type_hints(fn, self.name, localns)
+        self._is_async = inspect.iscoroutinefunction(fn)
+        self._ctx_param, self.args_model = _build_args_model(fn, self.name, hints, doc.params)
+        self._params = tuple(self.args_model.model_fields)
+        self.returns = returns if returns is not None else doc.returns or _describe(hints)
+        self.kind = kind
+        self.requires_approval = requires_approval
+        self.side_effects = side_effects
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.retry_backoff_s = retry_backoff_s
+        functools.update_wrapper(self, fn, updated=())
+        self.check_definition()
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.fn(*args, **kwargs)
+
+    def _kwargs(self, args: BaseModel, ctx: ToolContext) -> dict[str, Any]:
+        # Attributes, not model_dump(): the function gets the validated objects (nested
+        # models stay models), exactly as its annotations promise.
+        kwargs = {param: getattr(args, param) for param in self._params}
+        if self._ctx_param is not None:
+            kwargs[self._ctx_param] = ctx
+        return kwargs
+
+    def run(self, args: BaseModel, ctx: ToolContext) -> Any:
+        if self._is_async:
+            return run_coroutine(lambda: self.arun(args, ctx))
+        return self._call(**self._kwargs(args, ctx))
+
+    async def arun(self, args: BaseModel, ctx: ToolContext) -> Any:
+        if self._is_async:
+            return await self._call(**self._kwargs(args, ctx))
+        return await super().arun(args, ctx)
+
+    def __repr__(self) -> str:
+        return f"<FunctionTool {self.name!r} from {self.fn.__module__}.{self.fn.__qualname__}>"
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    returns: str | None = None,
+    kind: ToolKind = "function",
+    requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
+    side_effects: bool = False,
+    timeout_s: float | None = 30.0,
+    retries: int = 0,
+    retry_backoff_s: float = 0.5,
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+
+
+def tool(
+    fn: Callable[P, R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    returns: str | None = None,
+    kind: ToolKind = "function",
+    requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
+    side_effects: bool = False,
+    timeout_s: float | None = 30.0,
+    retries: int = 0,
+    retry_backoff_s: float = 0.5,
+) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
+    """Make a `Tool` from a typed function (sync or async), bare or with options.
+
+    The arguments model comes from the signature (defaults and `Annotated[..., Field()]`
+    kept), parameter descriptions from a Google-style `Args:` section, the description
+    from the rest of the docstring. A parameter named `ctx` or annotated `ToolContext`
+    receives the call's context and is not shown to the model.
+
+    Example:
+        >>> @tool(name="greet", requires_approval=True)
+        ... def hello(who: str) -> str:
+        ...     '''Say hello.'''
+        ...     return f"hello {who}"
+        >>> hello.name, hello.single_str_param()
+        ('greet', 'who')
+
+    Raises:
+        ToolDefinitionError: the function cannot be described to a model (a parameter
+            without a type, *args/**kwargs, a bad name, no description).
+    """
+
+    # With `from __future__ import annotations` the annotations are strings; a type defined
+    # in the function that applies @tool (a local model, say) resolves only with its locals.
+    localns = dict(sys._getframe(1).f_locals)
+
+    def wrap(f: Callable[P, R]) -> FunctionTool[P, R]:
+        return FunctionTool(
+            f,
+            name=name,
+            description=description,
+            returns=returns,
+            kind=kind,
+            requires_approval=requires_approval,
+            side_effects=side_effects,
+            timeout_s=timeout_s,
+            retries=retries,
+            retry_backoff_s=retry_backoff_s,
+            localns=localns,
+        )
+
+    return wrap if fn is None else wrap(fn)
+
+
+# -- building the arguments model -----------------------------------------------------------
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ToolDefinitionError(
+            f"tool name {name!r} is not allowed; use letters, digits, '_' and '-', starting "
+            "with a letter or '_', at most 64 characters (pass name=... to @tool)"
+        )
+
+
+def _type_hints(
+    fn: Callable[..., Any], name: str, localns: dict[str, Any] | None
+) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn, localns=localns, include_extras=True)
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"the type annotations of tool {name!r} cannot be resolved ({exc}); "
+            "define or import the types they name at module level"
+        ) from exc
+
+
+def _build_args_model(
+    fn: Callable[..., Any], name: str, hints: dict[str, Any], docs: dict[str, str]
+) -> tuple[str | None, type[BaseModel]]:
+    """The context parameter's name (if any) and the arguments model of a function."""
+    ctx_param: str | None = None
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(fn).parameters.values():
+        where = f"parameter {param.name!r} of tool {name!r}"
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolDefinitionError(
+                f"tool {name!r} takes *args or **kwargs ({param}); "
+                "a tool needs named, typed parameters, so list them explicitly"
+            )
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ToolDefinitionError(f"{where} is positional-only; remove the '/'")
+        hint = hints.get(param.name, param.empty)
+        if param.name == "ctx" or hint is ToolContext:
+            ctx_param = param.name
+            continue
+        if hint is param.empty:
+            raise ToolDefinitionError(
+                f"{where} has no type annotation; annotate it, e.g. {param.name}: int"
+            )
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (hint, _field(default, docs.get(param.name), hint))
+    try:
+        model = create_model(  # type: ignore[call-overload]
+            f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields
+        )
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"cannot build the arguments of tool {name!r} ({exc}); use JSON-friendly "
+            "types (str, int, float, bool, list, dict, Literal, a pydantic model)"
+        ) from exc
+    return ctx_param, typing.cast(type[BaseModel], model)
+
+
+def _field(default: Any, doc: str | None, hint: Any) -> Any:
+    if isinstance(default, FieldInfo) or not doc:
+        return default
+    # A description written in Annotated[..., Field(description=...)] wins over the docstring.
+    if typing.get_origin(hint) is Annotated and any(
+        isinstance(meta, FieldInfo) and meta.description for meta in hint.__metadata__
+    ):
+        return default
+    return Field(default, description=doc)
+
+
+def _describe(hints: dict[str, Any]) -> str:
+    """A return annotation as a short description, e.g. "int" or "list[str]"."""
+    hint = hints.get("return")
+    if hint is None or hint is type(None):
+        return ""
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+
+
+def _trim_titles(schema: Any) -> Any:
+    """Drop pydantic's "title" keys, which only repeat the field name (costing tokens).
+
+    A property or definition that is itself called "title" is kept: the walk knows
+    which dicts map names to schemas.
+    """
+    if isinstance(schema, list):
+        return [_trim_titles(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "patternProperties") and isinstance(value, dict):
+            out[key] = {name: _trim_titles(sub) for name, sub in value.items()}
+        else:
+            out[key] = _trim_titles(value)
+    return out

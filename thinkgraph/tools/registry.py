@@ -1,0 +1,70 @@
+"""`ToolRegistry`: the tools of an agent, looked up by the name the model wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from thinkgraph.errors import ToolDefinitionError
+from thinkgraph.tools.base import Tool
+
+__all__ = ["ToolRegistry"]
+
+
+class ToolRegistry:
+    """The tools an agent may call, by name, in the order they were given.
+
+    Every tool is checked when the registry is built, so a tool that cannot be described
+    to a model fails at setup, not in the middle of a run.
+
+    Example:
+        >>> from thinkgraph.tools.builtin import calculator
+        >>> registry = ToolRegistry([calculator])
+        >>> registry.names, "calculator" in registry
+        (['calculator'], True)
+
+    Raises:
+        ToolDefinitionError: two tools share a name, or a tool is badly defined.
+    """
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            if not isinstance(item, Tool):
+                raise ToolDefinitionError(
+                    f"{item!r} is not a Tool; decorate the function with @tool "
+                    "or subclass thinkgraph.tools.Tool"
+                )
+            item.check_definition()
+            other = self._tools.get(item.name)
+            if other is item:
+                continue  # the same tool listed twice is harmless
+            if other is not None:
+                raise ToolDefinitionError(
+                    f"two tools are named {item.name!r}: {other!r} and {item!r}; "
+                    f"give one another name, e.g. @tool(name='{item.name}_2')"
+                )
+            self._tools[item.name] = item
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called `name`, or None."""
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        """The tools' names, in registration order."""
+        return list(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        """`"name" in registry`; a Tool object is in the registry if it is registered itself."""
+        if isinstance(name, Tool):
+            return self._tools.get(name.name) is name
+        return name in self._tools
+
+    def __repr__(self) -> str:
+        return f"ToolRegistry({self.names!r})"

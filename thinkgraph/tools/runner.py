@@ -1,0 +1,282 @@
+"""Run one tool call and record what happened as a `ToolResultStep`.
+
+Whatever the model asked for, the result is a step, never an exception: an unknown tool,
+arguments that do not fit, a tool that raised or one that took too long each become a
+failed `ToolResultStep` whose `error` tells the model what went wrong and what is
+expected, so it can correct itself on the next step.
+
+Order of a call: look the tool up, turn the model's input into arguments and validate
+them, then run the tool, retrying `tool.retries` times after an exception with a
+doubling pause. Invalid arguments are never retried (the same input fails the same way),
+nor is a timeout (a timed-out sync tool may still be running, and a retry would run it
+twice at once).
+
+Timeouts: a sync tool with a `timeout_s` runs in a shared daemon worker thread and the
+caller stops waiting after `timeout_s`. A Python thread cannot be killed, so the tool
+itself runs on until it returns; its result is then dropped. An async tool run by
+`aexecute_call` is cancelled at the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from thinkgraph.state import ToolCall, ToolResultStep
+from thinkgraph.tools._threads import submit_to_worker
+from thinkgraph.tools.base import Tool, ToolContext
+from thinkgraph.tools.registry import ToolRegistry
+
+__all__ = ["aexecute_call", "execute_call"]
+
+_ErrorKind = Literal["unknown_tool", "invalid_args", "timeout", "exception"]
+
+_MAX_FIELD_ERRORS = 8
+_MAX_INPUT_REPR = 80
+
+
+class _TimedOut(Exception):
+    """Internal: the tool did not finish in time (told apart from a TimeoutError it raised)."""
+
+
+def execute_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolResultStep:
+    """Run one tool call from sync code. Never raises for a problem of the tool or model.
+
+    Args:
+        registry: the tools the model may call.
+        call: the call the model proposed.
+        ctx: the call's context, passed to the tool.
+
+    Returns:
+        The result: `ok=True` with the JSON-safe `output`, or `ok=False` with an `error`
+        worded for the model and an `error_kind`. `attempts` counts runs of the tool (0
+        when it never ran); `duration_s` covers the whole call, retries included.
+    """
+    started = time.perf_counter()
+    prepared = _prepare(registry, call, ctx, started)
+    if isinstance(prepared, ToolResultStep):
+        return prepared
+    tool, args = prepared
+    error: Exception | None = None
+    attempt = 0
+    for attempt in range(1, max(tool.retries, 0) + 2):
+        if attempt > 1:
+            time.sleep(_backoff(tool, attempt))
+        try:
+            output = _invoke(tool, args, ctx)
+        except _TimedOut:
+            return _timed_out(tool, call, ctx, started, attempt)
+        except Exception as exc:
+            error = exc
+            continue
+        return _succeeded(call, ctx, started, output, attempt)
+    return _failed(call, ctx, started, "exception", _describe(error), attempt)
+
+
+async def aexecute_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolResultStep:
+    """Run one tool call from async code; the same contract as `execute_call`.
+
+    Async tools run on the caller's loop and are cancelled at their deadline; sync tools
+    run in a worker thread so they never block the loop.
+    """
+    started = time.perf_counter()
+    prepared = _prepare(registry, call, ctx, started)
+    if isinstance(prepared, ToolResultStep):
+        return prepared
+    tool, args = prepared
+    error: Exception | None = None
+    attempt = 0
+    for attempt in range(1, max(tool.retries, 0) + 2):
+        if attempt > 1:
+            await asyncio.sleep(_backoff(tool, attempt))
+        try:
+            output = await _ainvoke(tool, args, ctx)
+        except _TimedOut:
+            return _timed_out(tool, call, ctx, started, attempt)
+        except Exception as exc:
+            error = exc
+            continue
+        return _succeeded(call, ctx, started, output, attempt)
+    return _failed(call, ctx, started, "exception", _describe(error), attempt)
+
+
+# -- running --------------------------------------------------------------------------------
+
+
+def _invoke(tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
+    if tool.timeout_s is None:
+        return tool.run(args, ctx)  # no deadline: no thread hop either
+    future = submit_to_worker(tool.run, args, ctx)
+    try:
+        return future.result(timeout=tool.timeout_s)
+    except TimeoutError:
+        if not future.done():
+            future.cancel()  # stops it only if it has not started yet
+            raise _TimedOut from None
+        # It finished meanwhile, or raised a TimeoutError of its own: report that.
+        return future.result()
+
+
+async def _ainvoke(tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
+    # asyncio.timeout rather than wait_for: `expired()` tells our deadline apart from a
+    # TimeoutError raised inside the tool (a socket timeout, say), which is an exception.
+    scope = asyncio.timeout(tool.timeout_s)
+    try:
+        async with scope:
+            return await tool.arun(args, ctx)
+    except TimeoutError:
+        if scope.expired():
+            raise _TimedOut from None
+        raise
+
+
+def _backoff(tool: Tool, attempt: int) -> float:
+    """The pause before `attempt` (2, 3, …): retry_backoff_s, then doubling."""
+    return float(tool.retry_backoff_s * 2 ** (attempt - 2))
+
+
+# -- arguments ------------------------------------------------------------------------------
+
+
+def _prepare(
+    registry: ToolRegistry, call: ToolCall, ctx: ToolContext, started: float
+) -> tuple[Tool, BaseModel] | ToolResultStep:
+    """The tool and its validated arguments, or the failed result that says why not."""
+    tool = registry.get(call.name)
+    if tool is None:
+        return _failed(call, ctx, started, "unknown_tool", _unknown_tool(registry, call.name), 0)
+    if call.args is not None:
+        raw: dict[str, Any] = call.args
+    elif call.raw_args is None:
+        raw = {}  # no input at all: fine for a tool without required parameters
+    else:
+        param = tool.single_str_param()
+        if param is None:
+            return _failed(call, ctx, started, "invalid_args", _not_an_object(tool, call), 0)
+        raw = {param: call.raw_args}
+    try:
+        return tool, tool.args_model.model_validate(raw)
+    except ValidationError as exc:
+        return _failed(call, ctx, started, "invalid_args", _invalid_args(tool, exc), 0)
+
+
+def _unknown_tool(registry: ToolRegistry, name: str) -> str:
+    names = registry.names
+    if not names:
+        return f"unknown tool {name!r}: no tools are available; answer without calling a tool"
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return f"unknown tool {name!r}.{hint} Available tools: {', '.join(names)}."
+
+
+def _not_an_object(tool: Tool, call: ToolCall) -> str:
+    raw = _short(call.raw_args)
+    return (
+        f"tool {tool.name!r} takes a JSON object like {_example(tool)}, not plain text "
+        f"({raw}); send the arguments as a JSON object"
+    )
+
+
+def _invalid_args(tool: Tool, exc: ValidationError) -> str:
+    lines = [f"invalid arguments for tool {tool.name!r}:"]
+    errors = exc.errors(include_url=False)
+    for err in errors[:_MAX_FIELD_ERRORS]:
+        where = ".".join(str(part) for part in err["loc"]) or "(arguments)"
+        if err["type"] == "missing":
+            lines.append(f"- {where}: missing (required)")
+        elif err["type"] == "extra_forbidden":
+            lines.append(f"- {where}: unexpected argument (the tool has no such parameter)")
+        else:
+            lines.append(f"- {where}: {err['msg']} (got {_short(err['input'])})")
+    if len(errors) > _MAX_FIELD_ERRORS:
+        lines.append(f"- … and {len(errors) - _MAX_FIELD_ERRORS} more")
+    lines.append(f"expected a JSON object like {_example(tool)}")
+    return "\n".join(lines)
+
+
+def _example(tool: Tool) -> str:
+    """A compact picture of the arguments, e.g. {"a": <integer>, "b": <integer, optional>}."""
+    schema = tool.json_schema()
+    required = set(schema.get("required", []))
+    parts = []
+    for name, prop in schema.get("properties", {}).items():
+        optional = "" if name in required else ", optional"
+        parts.append(f'"{name}": <{_type_label(prop)}{optional}>')
+    return "{" + ", ".join(parts) + "}"
+
+
+def _type_label(prop: dict[str, Any]) -> str:
+    if "enum" in prop:
+        return "one of " + ", ".join(repr(value) for value in prop["enum"])
+    if "const" in prop:
+        return repr(prop["const"])
+    if "type" in prop:
+        return str(prop["type"])
+    if "anyOf" in prop:
+        return " or ".join(_type_label(option) for option in prop["anyOf"])
+    return "object" if "$ref" in prop else "value"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _MAX_INPUT_REPR else text[: _MAX_INPUT_REPR - 1] + "…"
+
+
+# -- results --------------------------------------------------------------------------------
+
+
+def _describe(exc: Exception | None) -> str:
+    if exc is None:
+        return "the tool failed"
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _json_safe(value: Any) -> Any:
+    if value is None or type(value) in (str, int, bool):
+        return value
+    try:
+        return to_jsonable_python(value, fallback=repr, inf_nan_mode="null", bytes_mode="base64")
+    except Exception:
+        return repr(value)
+
+
+def _succeeded(
+    call: ToolCall, ctx: ToolContext, started: float, output: Any, attempts: int
+) -> ToolResultStep:
+    return ToolResultStep(
+        call_id=call.id,
+        tool=call.name,
+        ok=True,
+        output=_json_safe(output),
+        duration_s=time.perf_counter() - started,
+        attempts=attempts,
+        idempotency_key=ctx.idempotency_key,
+    )
+
+
+def _failed(
+    call: ToolCall, ctx: ToolContext, started: float, kind: _ErrorKind, error: str, attempts: int
+) -> ToolResultStep:
+    return ToolResultStep(
+        call_id=call.id,
+        tool=call.name,
+        ok=False,
+        error=error,
+        error_kind=kind,
+        duration_s=time.perf_counter() - started,
+        attempts=attempts,
+        idempotency_key=ctx.idempotency_key,
+    )
+
+
+def _timed_out(
+    tool: Tool, call: ToolCall, ctx: ToolContext, started: float, attempt: int
+) -> ToolResultStep:
+    error = f"tool {tool.name!r} did not finish within {tool.timeout_s:g} s"
+    return _failed(call, ctx, started, "timeout", error, attempt)
