@@ -52,9 +52,7 @@ def _replies(cycles: int) -> list[AIMessage]:
     return [*calls, AIMessage(content=final_answer(cycles))]
 
 
-def _graph(
-    replies: list[AIMessage], saver: SqliteSaver
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+def _graph(replies: list[AIMessage], saver: SqliteSaver) -> CompiledStateGraph[Any, Any, Any, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the deprecation notice described above
         from langgraph.prebuilt import create_react_agent

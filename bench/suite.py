@@ -167,9 +167,7 @@ def _untimed_runs(
     return made
 
 
-def _resumes(
-    config: SuiteConfig, kept: dict[tuple[str, int], Path], results: SuiteResults
-) -> None:
+def _resumes(config: SuiteConfig, kept: dict[tuple[str, int], Path], results: SuiteResults) -> None:
     modules = {"thinkgraph": thinkgraph_run, "prebuilt": prebuilt_run}
     for (system, cycles), db in sorted(kept.items()):
         module = modules[system]

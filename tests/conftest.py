@@ -1,5 +1,6 @@
 """Shared fixtures: stores (parametrized over every backend), tools, scripted models."""
 
+
 from __future__ import annotations
 
 import os
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 
 from thinkgraph.storage import close_checkpointer, open_checkpointer
+
+pytest_plugins = ["tests.support.fixtures"]
 
 POSTGRES_URL = os.environ.get(
     "THINKGRAPH_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"

@@ -1,5 +1,11 @@
 """The `thinkgraph` command line."""
 
-from thinkgraph.cli.app import app, main
+from thinkgraph.cli import demo, inspect, run  # noqa: F401  - importing registers the commands
+from thinkgraph.cli._app import app
 
 __all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Entry point of the `thinkgraph` script."""
+    app()

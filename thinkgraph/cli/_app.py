@@ -1,0 +1,164 @@
+"""The `thinkgraph` Typer app and what its commands share: options, errors, output.
+
+Commands live in their own modules (run.py, inspect.py, demo.py, …) and register on `app`.
+
+Exit codes: 0 the run is done, 1 the run failed (its stop reason is printed), 2 bad usage,
+configuration or storage (one line says what to fix), 3 the run is paused or unfinished.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from thinkgraph.errors import ThinkgraphError
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_PAUSED",
+    "EXIT_USAGE",
+    "ApiBaseOpt",
+    "ModelOpt",
+    "StoreOpt",
+    "app",
+    "default_store",
+    "exit_for",
+    "fail",
+    "guarded",
+    "load_tool",
+    "make_model",
+    "print_steps",
+    "report",
+]
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_PAUSED = 3
+
+app = typer.Typer(
+    name="thinkgraph",
+    help="Run LLM agents as explicit, checkpointed state machines: think, act, observe, "
+    "validate, reset.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+StoreOpt = Annotated[
+    str,
+    typer.Option(
+        "--store",
+        envvar="THINKGRAPH_STORE",
+        help="Where runs are kept: sqlite:///path.db, memory:// or postgresql://…",
+    ),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        envvar="THINKGRAPH_MODEL",
+        help="Any litellm model string, e.g. openai/gpt-4o-mini.",
+    ),
+]
+ApiBaseOpt = Annotated[
+    str | None,
+    typer.Option("--api-base", envvar="THINKGRAPH_API_BASE", help="Base URL of the model API."),
+]
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def default_store() -> str:
+    from thinkgraph.storage import DEFAULT_STORE
+
+    return DEFAULT_STORE
+
+
+def load_tool(spec: str) -> list[Any]:
+    from thinkgraph.tools.builtin import calculator
+
+    if spec == "calculator":
+        return [calculator]
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        fail(f"--tools {spec!r}: use module:attribute (e.g. mytools:search) or 'calculator'")
+    sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        fail(f"--tools {spec!r}: cannot import {module_name!r} ({exc})")
+    if not hasattr(module, attr):
+        fail(f"--tools {spec!r}: module {module_name!r} has no attribute {attr!r}")
+    value = getattr(module, attr)
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def make_model(model: str | None, api_base: str | None, script: Path | None) -> Any:
+    from thinkgraph.llm import ScriptedModel
+
+    if script is not None:
+        try:
+            replies = json.loads(script.read_text())
+        except (OSError, ValueError) as exc:
+            fail(f"--script {script}: cannot read a JSON list of replies ({exc})")
+        if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
+            fail(f"--script {script}: expected a JSON list of strings")
+        return ScriptedModel(replies)
+    if not model:
+        fail(
+            "no model: pass --model openai/gpt-4o-mini (any litellm model string) or set "
+            "THINKGRAPH_MODEL; `thinkgraph demo` runs without one"
+        )
+    if api_base is None:
+        return model
+    from thinkgraph.llm import LiteLLMModel
+
+    return LiteLLMModel(model, api_base=api_base)
+
+
+def print_steps(steps: Iterator[Any]) -> None:
+    from thinkgraph.views import format_step
+
+    for step in steps:
+        typer.echo(format_step(step))
+
+
+def report(result: Any) -> None:
+    typer.echo("")
+    if result.status == "done":
+        typer.echo(f"answer: {result.answer}")
+    c = result.counters
+    cost = f"${c.cost_usd:.6f}" if c.cost_known else "cost unknown"
+    typer.echo(
+        f"status: {result.status}"
+        + (f" ({result.stop_reason})" if result.stop_reason else "")
+        + f" · thread {result.thread_id} · {c.steps} think steps · {c.tokens} tokens · {cost}"
+    )
+    if result.detail:
+        typer.echo(f"detail: {result.detail}")
+
+
+def exit_for(result: Any) -> None:
+    if result.status == "failed":
+        raise typer.Exit(EXIT_FAILED)
+    if result.status in ("paused", "running"):
+        typer.echo(f"continue with: thinkgraph resume {result.thread_id}")
+        raise typer.Exit(EXIT_PAUSED)
+
+
+def guarded(fn: Callable[[], None]) -> None:
+    try:
+        fn()
+    except ThinkgraphError as exc:
+        fail(str(exc))

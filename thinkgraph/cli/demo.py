@@ -1,0 +1,64 @@
+"""`thinkgraph demo`: the analyst agent on a sample sales database."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from thinkgraph.cli._app import (
+    ApiBaseOpt,
+    ModelOpt,
+    StoreOpt,
+    app,
+    default_store,
+    exit_for,
+    guarded,
+    make_model,
+    print_steps,
+    report,
+)
+from thinkgraph.types import StepLimits
+
+
+@app.command()
+def demo(
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    store: StoreOpt = "",
+) -> None:
+    """Run the demo: an analyst agent answers a question about a sample sales database."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.demo import DEMO_TASK, create_sales_db, scripted_analyst
+    from thinkgraph.tools.builtin import calculator, sql_query
+
+    db = create_sales_db(Path(".thinkgraph") / "demo" / "sales.db")
+    if model:
+        chosen: Any = make_model(model, api_base, None)
+        typer.echo(f"model: {model} (through litellm)")
+    else:
+        chosen = scripted_analyst()
+        typer.echo(
+            "model: ScriptedModel — no model is configured, so a scripted analyst plays the "
+            "model (it reads the real tool results). Use --model or THINKGRAPH_MODEL for a "
+            "real one."
+        )
+    store_url = store or default_store()
+    typer.echo(f"store: {store_url}\ntask:  {DEMO_TASK}\n")
+
+    def go() -> None:
+        limits = StepLimits(min_steps=1, max_steps=8)
+        tools = [calculator, sql_query(db)]
+        with Agent(chosen, tools, limits=limits, store=store_url) as agent:
+            thread_id = f"demo-{uuid.uuid4().hex[:8]}"
+            print_steps(agent.stream(DEMO_TASK, thread_id))
+            result = agent.result(thread_id)
+            diagram = agent.draw("mermaid")
+        report(result)
+        typer.echo(f"\nThe graph (Mermaid):\n{diagram}")
+        typer.echo(f"See this run again with: thinkgraph show {result.thread_id}")
+        exit_for(result)
+
+    guarded(go)
