@@ -159,8 +159,8 @@ def test_ask_human_pauses_and_retry_continues(sqlite_url: str) -> None:
     model = ScriptedModel(["?", "??", final("ok")])
     with Agent(model, limits=limits, store=sqlite_url) as agent:
         paused = agent.run("x", thread_id="h1")
-        assert paused.status == "paused" and paused.pending[0]["kind"] == "ask_human"
-        assert paused.pending[0]["failed"]
+        assert paused.status == "paused" and paused.pending[0].kind == "ask_human"
+        assert paused.pending[0].details["failed"]
         with pytest.raises(Exception, match="retry"):
             agent.resume("h1", decisions={"action": "dance"})
         assert agent.result("h1").status == "paused"

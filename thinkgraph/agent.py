@@ -5,25 +5,34 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 from pydantic import BaseModel, ConfigDict, Field
 
-from thinkgraph.errors import NotPausedError, ThreadExistsError, ThreadNotFoundError
+from thinkgraph.errors import (
+    ConfigError,
+    NotPausedError,
+    ResumeValueError,
+    ThreadExistsError,
+    ThreadNotFoundError,
+)
 from thinkgraph.graphs.react import build_react_graph
+from thinkgraph.hitl import Pending, check_approvals
 from thinkgraph.llm import as_chat_model
 from thinkgraph.llm.base import ChatModel
 from thinkgraph.nodes.ask_human import parse_human_answer
 from thinkgraph.nodes.deps import Deps, Validator
 from thinkgraph.policies.base import Policy
-from thinkgraph.state import BaseStep, Counters, RunInfo, TaskStep
+from thinkgraph.snapshots import CheckpointInfo, checkpoints, pending_of, status_of
+from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer, open_checkpointer
 from thinkgraph.tools import Tool, ToolRegistry, tool
-from thinkgraph.types import NextAction, RunStatus, StepLimits, StopReason
+from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits, StopReason
 
 __all__ = ["Agent", "RunResult"]
 
@@ -44,10 +53,49 @@ class RunResult(BaseModel):
     """More on the stop, e.g. the last error."""
     chain: list[BaseStep] = Field(default_factory=list)
     """Every step of the run."""
-    pending: list[dict[str, Any]] = Field(default_factory=list)
-    """What a paused run waits for, one entry per open question."""
+    pending: list[Pending] = Field(default_factory=list)
+    """What a paused run waits for: one entry per call to approve, or the question."""
     counters: Counters = Field(default_factory=Counters)
     """Steps, tokens, cost and time so far."""
+
+
+def _as_breakpoints(value: Breakpoints | Mapping[str, Iterable[str]] | None) -> Breakpoints:
+    if value is None:
+        return Breakpoints()
+    if isinstance(value, Breakpoints):
+        return value
+    unknown = set(value) - {"before", "after"}
+    if unknown:
+        raise ConfigError(
+            f"breakpoints takes the keys 'before' and 'after', not {sorted(unknown)}; "
+            'e.g. breakpoints={"before": ["act"], "after": ["think"]}'
+        )
+    points = Breakpoints(before=tuple(value.get("before", ())), after=tuple(value.get("after", ())))
+    nodes = {"think", "approve", "act", "observe", "validate", "reset", "finalize", "ask_human"}
+    for name in (*points.before, *points.after):
+        if name not in nodes:
+            raise ConfigError(
+                f"breakpoint on unknown node {name!r}; the nodes are {', '.join(sorted(nodes))}"
+            )
+    return points
+
+
+def _edited(chain: list[BaseStep], edit: Mapping[int, Mapping[str, Any]]) -> list[BaseStep]:
+    for number, fields in edit.items():
+        if not 0 <= number < len(chain):
+            raise ResumeValueError(f"cannot edit step {number}: the chain has {len(chain)} steps")
+        step = chain[number]
+        unknown = set(fields) - set(type(step).model_fields)
+        if unknown:
+            raise ResumeValueError(
+                f"step {number} is a {getattr(step, 'type', '?')} step; it has no field "
+                f"{sorted(unknown)[0]!r}"
+            )
+        try:
+            chain[number] = type(step).model_validate({**step.model_dump(), **fields})
+        except ValueError as exc:
+            raise ResumeValueError(f"edit of step {number} is invalid: {exc}") from exc
+    return chain
 
 
 def _as_tool(item: Tool | Callable[..., Any]) -> Tool:
@@ -88,16 +136,20 @@ class Agent:
         store: str | BaseCheckpointSaver[Any] = DEFAULT_STORE,
         policy: Policy | None = None,
         validators: Sequence[Validator] = (),
+        approve: Iterable[str] | Literal["side_effects"] | None = None,
+        breakpoints: Breakpoints | Mapping[str, Iterable[str]] | None = None,
         max_observation_chars: int = 4000,
     ) -> None:
         from thinkgraph.policies import ReActText
 
         self.limits = limits or StepLimits()
+        self.breakpoints = _as_breakpoints(breakpoints)
         self.deps = Deps(
             model=as_chat_model(model),
             policy=policy or ReActText(),
             tools=ToolRegistry([_as_tool(t) for t in tools]),
             validators=tuple(validators),
+            approve=approve if approve in (None, "side_effects") else frozenset(approve),  # type: ignore[arg-type]
             max_observation_chars=max_observation_chars,
         )
         self._store = store
@@ -133,11 +185,20 @@ class Agent:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _config(self, thread_id: str) -> RunnableConfig:
-        # Each think step takes at most four super-steps before the next think (act,
-        # observe, validate, reset or ask_human); the router stops the run, not this limit.
-        limit = 5 * self.limits.max_steps + 25
+    def _config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
+        # Each think step takes at most five super-steps before the next think (approve,
+        # act, observe, validate, reset, ask_human); the router stops the run, not this.
+        limit = 6 * (limits or self.limits).max_steps + 25
         return {"configurable": {"thread_id": thread_id}, "recursion_limit": limit}
+
+    def _invoke(self, graph_input: Any, config: RunnableConfig, points: Breakpoints) -> None:
+        self.graph.invoke(
+            graph_input,
+            config,
+            durability="sync",
+            interrupt_before=list(points.before) or None,
+            interrupt_after=list(points.after) or None,
+        )
 
     # -- running --------------------------------------------------------------------------
 
@@ -158,7 +219,7 @@ class Agent:
                 f"thread {thread_id!r} already holds a run; continue it with "
                 f"resume({thread_id!r}) or start this task on a new thread id"
             )
-        self.graph.invoke(self._start(task), config, durability="sync")
+        self._invoke(self._start(task), config, self.breakpoints)
         return self.result(thread_id)
 
     def stream(self, task: str, thread_id: str) -> Iterator[BaseStep]:
@@ -181,7 +242,14 @@ class Agent:
         self, graph_input: Any, config: RunnableConfig, first_number: int
     ) -> Iterator[BaseStep]:
         number = first_number
-        updates = self.graph.stream(graph_input, config, stream_mode="updates", durability="sync")
+        updates = self.graph.stream(
+            graph_input,
+            config,
+            stream_mode="updates",
+            durability="sync",
+            interrupt_before=list(self.breakpoints.before) or None,
+            interrupt_after=list(self.breakpoints.after) or None,
+        )
         for update in updates:
             for values in update.values():
                 if not isinstance(values, dict):
@@ -195,45 +263,119 @@ class Agent:
         return await asyncio.to_thread(self.run, task, thread_id)
 
     def resume(self, thread_id: str, decisions: Any = None) -> RunResult:
-        """Continue a run: after a crash, or with the answer to what a paused run waits for.
+        """Continue a run: after a crash, at a breakpoint, or with the answer it waits for.
 
         Args:
             thread_id: the run to continue.
-            decisions: the answer to a pause (e.g. "retry", "abort" or guidance text for an
-                ask_human pause). Leave it out to continue a run whose process died.
+            decisions: the answer to a pause. For approvals, a mapping of every waiting
+                call id to `Approve()`, `Edit(args=...)`, `Reject(reason=...)` or
+                `Respond(text=...)`. For an ask_human pause, "retry", "abort" or guidance
+                text. Leave it out to continue a run whose process died or that stopped at
+                a breakpoint.
 
         Raises:
             ThreadNotFoundError: no run is stored under this thread id.
             NotPausedError: `decisions` was given but the run does not wait for an answer.
+            ResumeValueError: the decisions do not fit what the run waits for; the run is
+                left exactly as it was.
         """
-        config = self._config(thread_id)
         snapshot = self._snapshot(thread_id)
+        limits = snapshot.values.get("limits")
+        config = self._config(thread_id, limits if isinstance(limits, StepLimits) else None)
+        points = snapshot.values.get("breakpoints")
+        points = points if isinstance(points, Breakpoints) else Breakpoints()
         interrupts = list(snapshot.interrupts)
         if decisions is not None and not interrupts:
             raise NotPausedError(
-                f"thread {thread_id!r} is not paused (status {self._status(snapshot)}); "
-                "there is nothing to answer"
+                f"thread {thread_id!r} is not waiting for an answer (status "
+                f"{status_of(snapshot)}); continue it with resume({thread_id!r})"
             )
         if interrupts:
             if decisions is None:
-                return self.result(thread_id)
-            parse_human_answer(decisions)  # refuse a bad answer before the run moves on
-            command: Command[Any] = Command(resume={i.id: decisions for i in interrupts})
-            self.graph.invoke(command, config, durability="sync")
+                raise ResumeValueError(
+                    f"thread {thread_id!r} waits for a person: "
+                    f"{', '.join(sorted({p.kind for p in pending_of(snapshot)}))}; "
+                    "pass decisions=..."
+                )
+            answers = {i.id: self._checked_answer(i.value, decisions) for i in interrupts}
+            self._invoke(Command(resume=answers), config, points)
         elif snapshot.next:
-            self.graph.invoke(None, config, durability="sync")
+            self._invoke(None, config, points)
         return self.result(thread_id)
+
+    def _checked_answer(self, waiting: Any, decisions: Any) -> Any:
+        if isinstance(waiting, dict) and waiting.get("kind") == "approval":
+            requests = [Pending.model_validate(r) for r in waiting.get("requests", [])]
+            return check_approvals(requests, decisions, self.deps.tools)
+        parse_human_answer(decisions)  # refuse a bad answer before the run moves on
+        return decisions
 
     def _start(self, task: str) -> dict[str, Any]:
         return {
             "chain": [TaskStep(node="start", text=task)],
             "limits": self.limits,
+            "breakpoints": self.breakpoints,
             "counters": Counters(),
             "next_action": NextAction.CONTINUE,
             "pending_calls": [],
+            "needs_approval": [],
+            "run_calls": [],
             "candidate": None,
             "answer": None,
+            "node": "start",
         }
+
+    # -- time travel ----------------------------------------------------------------------
+
+    def history(self, thread_id: str) -> list[CheckpointInfo]:
+        """The checkpoints of a run, oldest first: one per node that completed."""
+        self._snapshot(thread_id)
+        assert self._saver is not None
+        return list(reversed(list(checkpoints(self._saver, thread_id))))
+
+    def fork(
+        self,
+        thread_id: str,
+        checkpoint_id: str,
+        *,
+        edit: Mapping[int, Mapping[str, Any]] | None = None,
+        new_thread_id: str | None = None,
+    ) -> RunResult:
+        """Start a new thread from any checkpoint of a run and run it on.
+
+        The original thread is not touched. The new chain is the chain at that checkpoint,
+        with `edit` applied (step number → new field values, e.g. ``{5: {"text": "the
+        file is empty"}}`` for an observation, or ``{"answer": ...}`` for a thought), and a
+        `human` step recording the fork.
+
+        Raises:
+            ThreadNotFoundError: no such thread or no such checkpoint in it.
+            ResumeValueError: an edit names a step that does not exist or a field it lacks.
+        """
+        source = self._config(thread_id)
+        source["configurable"]["checkpoint_id"] = checkpoint_id
+        snapshot = self.graph.get_state(source)
+        if not snapshot.values:
+            raise ThreadNotFoundError(
+                f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}; list them with "
+                f"history({thread_id!r}) or `thinkgraph history {thread_id}`"
+            )
+        values = dict(snapshot.values)
+        chain = _edited(list(values["chain"]), edit or {})
+        note = f"forked from {thread_id}@{checkpoint_id}"
+        if edit:
+            note += f"; edited steps {', '.join(map(str, sorted(edit)))}"
+        chain.append(HumanStep(node="fork", kind="fork", text=note))
+        new_id = new_thread_id or uuid.uuid4().hex[:12]
+        target = self._config(new_id)
+        if self.graph.get_state(target).values:
+            raise ThreadExistsError(f"thread {new_id!r} already holds a run; pick another id")
+        as_node = str(values.get("node") or "start")
+        values["chain"] = chain
+        self.graph.update_state(target, values, as_node=START if as_node == "start" else as_node)
+        points = values.get("breakpoints")
+        self._invoke(None, target, points if isinstance(points, Breakpoints) else Breakpoints())
+        return self.result(new_id)
 
     # -- reading --------------------------------------------------------------------------
 
@@ -246,13 +388,6 @@ class Agent:
             )
         return snapshot
 
-    @staticmethod
-    def _status(snapshot: StateSnapshot) -> RunStatus:
-        run = snapshot.values.get("run")
-        if isinstance(run, RunInfo):
-            return run.status
-        return "paused" if snapshot.interrupts else "running"
-
     def result(self, thread_id: str) -> RunResult:
         """The current result of a run, read from the store."""
         snapshot = self._snapshot(thread_id)
@@ -260,15 +395,12 @@ class Agent:
         run = values.get("run")
         return RunResult(
             thread_id=thread_id,
-            status=self._status(snapshot),
+            status=status_of(snapshot),
             answer=values.get("answer"),
             stop_reason=run.stop_reason if isinstance(run, RunInfo) else None,
             detail=run.detail if isinstance(run, RunInfo) else "",
             chain=list(values.get("chain", [])),
-            pending=[
-                {"id": i.id, **(i.value if isinstance(i.value, dict) else {"value": i.value})}
-                for i in snapshot.interrupts
-            ],
+            pending=pending_of(snapshot),
             counters=values.get("counters") or Counters(),
         )
 

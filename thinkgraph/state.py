@@ -20,7 +20,7 @@ from langgraph.channels import DeltaChannel
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from thinkgraph.types import NextAction, RunStatus, StepLimits, StopReason
+from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits, StopReason
 
 __all__ = [
     "AgentState",
@@ -42,6 +42,7 @@ __all__ = [
     "ValidationStep",
     "Verdict",
     "append_steps",
+    "last_value",
     "new_id",
 ]
 
@@ -93,6 +94,9 @@ class Verdict(BaseModel):
     """Ask for the reasoning to start over instead of revising the answer."""
     validator: str = ""
     """Which validator spoke."""
+    output: Any = None
+    """A structured value the validator read from the answer (e.g. the JSON object an
+    `output_schema` validator parsed), kept so `RunResult.output` survives a resume."""
 
 
 class BaseStep(BaseModel):
@@ -139,6 +143,8 @@ class LLMCallStep(BaseStep):
     """True when a fallback model answered instead of the primary."""
     error: str | None = None
     """Set when the call failed; then `text` is empty."""
+    covers_through: int | None = None
+    """For a summarize call: the number of the last chain step its summary stands in for."""
 
 
 class ThoughtStep(BaseStep):
@@ -180,6 +186,17 @@ class ToolResultStep(BaseStep):
     duration_s: float = 0.0
     attempts: int = 1
     idempotency_key: str = ""
+    cached: bool = False
+    """True when the result was served from the tool's cache and the tool did not run."""
+    cached_from: str | None = None
+    """For a cached result: the id of the tool_result step whose output it repeats."""
+    usage: dict[str, Any] | None = None
+    """Model usage inside the tool (an `llm_tool`, a sub-agent): prompt_tokens,
+    completion_tokens, cost_usd (None when unknown), model_calls; None when none."""
+    child_thread_id: str | None = None
+    """For a sub-agent call: the thread id of the child run."""
+    child_chain: list[dict[str, Any]] | None = None
+    """For a sub-agent call: the child run's chain, each step as a JSON-safe dict."""
 
 
 class ObservationStep(BaseStep):
@@ -201,6 +218,8 @@ class ErrorStep(BaseStep):
     message: str
     feedback: str = ""
     llm_call_id: str | None = None
+    fatal: bool = False
+    """The run cannot go on (e.g. the provider refused the API key): retrying is useless."""
 
 
 class ValidationStep(BaseStep):
@@ -322,6 +341,11 @@ def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) ->
     return out
 
 
+def last_value(current: str, new: str) -> str:
+    """Reducer for the `node` channel: parallel act tasks may all write it in one step."""
+    return new
+
+
 class AgentState(TypedDict, total=False):
     """The channels of a thinkgraph run."""
 
@@ -343,3 +367,11 @@ class AgentState(TypedDict, total=False):
     """The accepted final answer."""
     run: RunInfo
     """Final status, set by finalize."""
+    node: Annotated[str, last_value]
+    """The node that ran last: tells a breakpoint pause apart and names history entries."""
+    needs_approval: list[str]
+    """Ids of the pending calls that wait for a person's decision."""
+    run_calls: list[str]
+    """Ids of the pending calls act should run (after approval; rejected calls are not)."""
+    breakpoints: Breakpoints
+    """Where this run pauses for debugging."""

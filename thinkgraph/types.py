@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
+    "Breakpoints",
     "FailurePolicy",
     "NextAction",
     "RunStatus",
@@ -83,3 +84,19 @@ class StepLimits(BaseModel):
                 "raise max_steps or lower min_steps"
             )
         return self
+
+
+class Breakpoints(BaseModel):
+    """Node boundaries where a run pauses, for debugging. Stored with the run.
+
+    Example:
+        >>> Breakpoints(before=("act",), after=("think",)).before
+        ('act',)
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    before: tuple[str, ...] = ()
+    """Pause before these nodes run."""
+    after: tuple[str, ...] = ()
+    """Pause after these nodes ran (their checkpoint is written)."""

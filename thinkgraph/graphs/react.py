@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from functools import partial
+from collections.abc import Callable
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from thinkgraph.graphs import routing
 from thinkgraph.nodes.act import ActTask, act
+from thinkgraph.nodes.approve import approve
 from thinkgraph.nodes.ask_human import ask_human
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.finalize import finalize
@@ -18,11 +20,14 @@ from thinkgraph.nodes.reset import reset
 from thinkgraph.nodes.think import think
 from thinkgraph.nodes.validate import validate
 from thinkgraph.state import AgentState, Counters
+from thinkgraph.tools.cache import find_cached
+from thinkgraph.tools.registry import ToolRegistry
 
-__all__ = ["THINK_TARGETS", "build_react_graph", "route_think"]
+__all__ = ["THINK_TARGETS", "build_react_graph", "route_approved", "route_think"]
 
 THINK_TARGETS = [
     routing.THINK,
+    routing.APPROVE,
     routing.ACT,
     routing.VALIDATE,
     routing.RESET,
@@ -31,20 +36,75 @@ THINK_TARGETS = [
 ]
 """Every node the router after think can choose."""
 
+Node = Callable[..., dict[str, Any]]
 
-def route_think(state: AgentState) -> str | list[Send]:
-    """`route` for the edge after think, with one act task (`Send`) per proposed call."""
-    target = routing.route(state, state["limits"])
-    if target != routing.ACT:
-        return target
+
+def _sends(
+    state: AgentState, only: set[str] | None = None, tools: ToolRegistry | None = None
+) -> list[Send]:
     step = (state.get("counters") or Counters()).steps
-    return [Send(routing.ACT, ActTask(call=call, step=step)) for call in state["pending_calls"]]
+    calls = [c for c in state.get("pending_calls") or [] if only is None or c.id in only]
+    # Cache hits are found here because an act task sees only its call, never the chain;
+    # `cache_ttls` is empty unless a tool caches, so the usual round scans nothing.
+    hits = find_cached(tools, state["chain"], calls) if tools and tools.cache_ttls else {}
+    sends = []
+    for call in calls:
+        task = ActTask(call=call, step=step)
+        if call.id in hits:
+            task["cached"] = hits[call.id]
+        sends.append(Send(routing.ACT, task))
+    return sends
 
 
-def _bind(node: Any, deps: Deps) -> Any:
-    bound = partial(node, deps=deps)
-    bound.__name__ = node.__name__  # type: ignore[attr-defined]  # LangGraph names by it
-    return bound
+def route_think(state: AgentState, tools: ToolRegistry | None = None) -> str | list[Send]:
+    """`route` for the edge after think, with one act task (`Send`) per proposed call.
+
+    With `tools`, a call a tool's cache can answer carries the cached result to act.
+    """
+    target = routing.route(state, state["limits"])
+    return _sends(state, tools=tools) if target == routing.ACT else target
+
+
+def route_approved(state: AgentState, tools: ToolRegistry | None = None) -> str | list[Send]:
+    """After approval: one act task per call cleared to run; none left → observe."""
+    sends = _sends(state, set(state.get("run_calls") or []), tools)
+    return sends or routing.OBSERVE
+
+
+def _with_tools(
+    router: Callable[[AgentState, ToolRegistry | None], str | list[Send]], tools: ToolRegistry
+) -> Callable[[AgentState], str | list[Send]]:
+    def with_tools(state: AgentState) -> str | list[Send]:
+        return router(state, tools)
+
+    with_tools.__name__ = router.__name__  # LangGraph names the branch by it
+    return with_tools
+
+
+def _named(name: str, node: Node, deps: Deps) -> Node:
+    # Every node records its name in the `node` channel, so a stored run says which node
+    # ran last (for breakpoints and history) without scanning the chain.
+    def run(state: AgentState) -> dict[str, Any]:
+        return {**node(state, deps=deps), "node": name}
+
+    run.__name__ = name
+    return run
+
+
+def _named_act(deps: Deps) -> Node:
+    def run(task: ActTask, config: RunnableConfig) -> dict[str, Any]:
+        return {**act(task, config, deps=deps), "node": routing.ACT}
+
+    run.__name__ = routing.ACT
+    return run
+
+
+def _limited(router: Callable[[AgentState, Any], str]) -> Callable[[AgentState], str]:
+    def with_limits(state: AgentState) -> str:
+        return str(router(state, state["limits"]))
+
+    with_limits.__name__ = router.__name__
+    return with_limits
 
 
 def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
@@ -58,16 +118,23 @@ def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, Age
         ``build_react_graph(deps).compile(checkpointer=open_checkpointer(url))``.
     """
     graph: StateGraph[AgentState, Any, AgentState, AgentState] = StateGraph(AgentState)
-    graph.add_node(routing.THINK, _bind(think, deps))
-    graph.add_node(routing.ACT, _bind(act, deps), input_schema=ActTask)
-    graph.add_node(routing.OBSERVE, _bind(observe, deps))
-    graph.add_node(routing.VALIDATE, _bind(validate, deps))
-    graph.add_node(routing.RESET, _bind(reset, deps))
-    graph.add_node(routing.FINALIZE, _bind(finalize, deps))
-    graph.add_node(routing.ASK_HUMAN, _bind(ask_human, deps))
+    for name, node in [
+        (routing.THINK, think),
+        (routing.APPROVE, approve),
+        (routing.OBSERVE, observe),
+        (routing.VALIDATE, validate),
+        (routing.RESET, reset),
+        (routing.FINALIZE, finalize),
+        (routing.ASK_HUMAN, ask_human),
+    ]:
+        graph.add_node(name, _named(name, node, deps))
+    graph.add_node(routing.ACT, _named_act(deps), input_schema=ActTask)
 
     graph.add_edge(START, routing.THINK)
-    graph.add_conditional_edges(routing.THINK, route_think, THINK_TARGETS)
+    graph.add_conditional_edges(routing.THINK, _with_tools(route_think, deps.tools), THINK_TARGETS)
+    graph.add_conditional_edges(
+        routing.APPROVE, _with_tools(route_approved, deps.tools), [routing.ACT, routing.OBSERVE]
+    )
     graph.add_edge(routing.ACT, routing.OBSERVE)
     graph.add_conditional_edges(
         routing.OBSERVE,
@@ -87,11 +154,3 @@ def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, Age
     )
     graph.add_edge(routing.FINALIZE, END)
     return graph
-
-
-def _limited(router: Any) -> Any:
-    def with_limits(state: AgentState) -> str:
-        return str(router(state, state["limits"]))
-
-    with_limits.__name__ = router.__name__
-    return with_limits

@@ -11,7 +11,7 @@ Order of the checks after think (the first that applies wins):
 2. too many consecutive failures go to ask_human or finalize (abort);
 3. a spent budget (timeout, cost, tokens) or `max_steps` goes to finalize;
 4. a final answer before `min_steps` goes back to think (think adds the nudge);
-5. proposed tool calls go to act (through approve when a call needs approval);
+5. proposed tool calls go to act, through approve when a call needs a person's decision;
 6. RESET goes to reset while resets are left, else back to think (think says why);
 7. anything else (an unparsable reply, a thought without calls) goes back to think.
 """
@@ -126,7 +126,7 @@ def route(state: Mapping[str, Any], limits: StepLimits) -> ThinkTarget:
         return THINK
     calls = state.get("pending_calls") or []
     if action == NextAction.CONTINUE and calls:
-        return ACT
+        return APPROVE if state.get("needs_approval") else ACT
     if action == NextAction.RESET and counters.resets < limits.max_resets:
         return RESET
     return THINK

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
 
 from langchain_core.runnables import RunnableConfig
 from typing_extensions import TypedDict
 
 from thinkgraph.nodes.deps import Deps
-from thinkgraph.state import ToolCall
+from thinkgraph.state import ToolCall, ToolResultStep
 from thinkgraph.tools.base import ToolContext
+from thinkgraph.tools.cache import replay_cached
 from thinkgraph.tools.runner import aexecute_call, execute_call
 
 __all__ = ["ActTask", "aact", "act", "idempotency_key", "tool_context"]
@@ -22,6 +23,9 @@ class ActTask(TypedDict):
     """The call to run."""
     step: int
     """The think step (1-based) that proposed it."""
+    cached: NotRequired[ToolResultStep | None]
+    """An earlier result of an identical call within the tool's `cache_ttl_s`, found in the
+    chain when the task was made (act never sees the chain): served instead of running."""
 
 
 def idempotency_key(thread_id: str, step: int, call_id: str) -> str:
@@ -50,11 +54,19 @@ def act(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str, Any]:
     Each call is its own LangGraph task, so the result of a call that finished is saved
     even if a sibling call (or the process) dies; on resume only unfinished calls re-run.
     """
-    result = execute_call(deps.tools, task["call"], tool_context(task, config))
+    ctx = tool_context(task, config)
+    cached = task.get("cached")
+    if cached is not None:
+        return {"chain": [replay_cached(cached, task["call"], ctx)]}
+    result = execute_call(deps.tools, task["call"], ctx)
     return {"chain": [result.model_copy(update={"node": "act"})]}
 
 
 async def aact(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str, Any]:
     """The async twin of `act`."""
-    result = await aexecute_call(deps.tools, task["call"], tool_context(task, config))
+    ctx = tool_context(task, config)
+    cached = task.get("cached")
+    if cached is not None:
+        return {"chain": [replay_cached(cached, task["call"], ctx)]}
+    result = await aexecute_call(deps.tools, task["call"], ctx)
     return {"chain": [result.model_copy(update={"node": "act"})]}

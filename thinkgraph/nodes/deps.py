@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from thinkgraph.llm.base import ChatModel
 from thinkgraph.policies.base import Policy
+from thinkgraph.policies.context import ContextPolicy
 from thinkgraph.state import Verdict
 from thinkgraph.tools.registry import ToolRegistry
 
@@ -39,6 +40,13 @@ class Deps:
     """The tools act may call."""
     validators: tuple[Validator, ...] = field(default=())
     """Checks a candidate answer must pass before it is final."""
+    approve: frozenset[str] | Literal["side_effects"] | None = None
+    """Calls that need a person's approval besides tools marked `requires_approval`: these
+    tool names, or every tool with side effects."""
     max_observation_chars: int = 4000
     """Tool output longer than this is shortened in the observation (kept whole in the
     tool_result step)."""
+    context: ContextPolicy | None = None
+    """How much of the chain a prompt shows (truncate or summarize); None shows it all."""
+    confidence_threshold: float | None = None
+    """A candidate answer with a lower confidence is validated instead of taken (None: off)."""

@@ -17,6 +17,7 @@ from thinkgraph.state import (
     ToolCall,
     ToolResultStep,
 )
+from thinkgraph.tools.output import add_tool_usage
 
 __all__ = ["observe", "render_output"]
 
@@ -67,6 +68,7 @@ def observe(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     results = _results_for(state["chain"], calls)
     steps: list[BaseStep] = []
     any_ok = False
+    any_failed = False
     slowest = 0.0
     for call in calls:
         result = results.get(call.id)
@@ -74,6 +76,7 @@ def observe(state: AgentState, *, deps: Deps) -> dict[str, Any]:
             # Only reachable if act's write was lost, which durable checkpoints rule out;
             # say so to the model rather than pretending the call ran.
             text, is_error, cut = "the call did not run; try again", True, False
+            any_failed = True
         elif result.ok:
             text, cut = _shorten(render_output(result.output), deps.max_observation_chars)
             is_error = False
@@ -81,6 +84,8 @@ def observe(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         else:
             text, cut = _shorten(result.error or "the call failed", deps.max_observation_chars)
             is_error = True
+            # A person's rejection is a decision, not the model failing.
+            any_failed = any_failed or result.error_kind != "rejected"
         if result is not None:
             slowest = max(slowest, result.duration_s)
         steps.append(
@@ -94,11 +99,17 @@ def observe(state: AgentState, *, deps: Deps) -> dict[str, Any]:
             )
         )
     counters = state.get("counters") or Counters()
-    failures = 0 if any_ok or not calls else counters.consecutive_failures + 1
+    failures = counters.consecutive_failures
+    if any_ok:
+        failures = 0
+    elif any_failed:
+        failures += 1
     counters = counters.model_copy(
         update={
             "consecutive_failures": failures,
             "elapsed_s": counters.elapsed_s + slowest + (time.perf_counter() - started),
         }
     )
-    return {"chain": steps, "counters": counters, "pending_calls": []}
+    # Model calls inside tools (llm_tool, sub-agents) spend the run's token and cost budget.
+    counters = add_tool_usage(counters, results.values())
+    return {"chain": steps, "counters": counters, "pending_calls": [], "run_calls": []}

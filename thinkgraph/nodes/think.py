@@ -7,7 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from thinkgraph.llm.base import ModelReply, ModelRequest
+from thinkgraph.nodes.approve import calls_needing_approval
 from thinkgraph.nodes.deps import Deps
+from thinkgraph.policies.base import Decision
+from thinkgraph.policies.context import fit_context
 from thinkgraph.state import (
     AgentState,
     BaseStep,
@@ -21,7 +24,7 @@ from thinkgraph.state import (
 )
 from thinkgraph.types import NextAction, StepLimits
 
-__all__ = ["refused_decision_feedback", "think"]
+__all__ = ["gate_confidence", "is_fatal_model_error", "refused_decision_feedback", "think"]
 
 
 def refused_decision_feedback(
@@ -109,8 +112,15 @@ def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     if refused is not None:
         steps.append(refused)
     tools = list(deps.tools)
+    shown: list[BaseStep] = [*chain, *steps]
+    if deps.context is not None:
+        fitted = fit_context(deps.context, shown, deps.model, counters.model_calls)
+        shown = fitted.chain
+        steps.extend(fitted.steps)
+        for used in fitted.replies:  # time is counted once, for the whole node, below
+            counters = count_usage(counters, used, 0.0)
     request = ModelRequest(
-        messages=deps.policy.to_messages([*chain, *steps], tools),
+        messages=deps.policy.to_messages(shown, tools),
         tools=deps.policy.tool_schemas(tools),
         turn=counters.model_calls,
         purpose="think",
@@ -120,13 +130,19 @@ def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         reply = deps.model.complete(request)
     except Exception as exc:  # the provider's failure is the run's data, not our crash
         message = f"{type(exc).__name__}: {exc}"
+        fatal = is_fatal_model_error(exc)
         steps.append(LLMCallStep(node="think", model=deps.model.name, error=message, latency_s=0.0))
-        steps.append(ErrorStep(node="think", kind="model", message=message))
+        steps.append(ErrorStep(node="think", kind="model", message=message, fatal=fatal))
         counters = count_usage(counters, None, time.perf_counter() - started)
+        if fatal:
+            # Retrying cannot help (a refused key): use up the failure allowance so the
+            # router ends the run now (or asks a person), and finalize names the cause.
+            failures = max(counters.consecutive_failures, limits.max_consecutive_failures - 1)
+            counters = counters.model_copy(update={"consecutive_failures": failures})
         return _decided(steps, counters, failed=True)
     call = _call_step(reply, "think")
     steps.append(call)
-    decision = deps.policy.parse_reply(reply)
+    decision = gate_confidence(deps.policy.parse_reply(reply), deps.confidence_threshold)
     if decision.kind == "error":
         error = decision.error or "the reply could not be parsed"
         steps.append(
@@ -155,8 +171,36 @@ def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         "counters": counters,
         "next_action": action,
         "pending_calls": calls,
+        "needs_approval": calls_needing_approval(deps, calls) if calls else [],
         "candidate": decision.answer if decision.kind == "final" else None,
     }
+
+
+def is_fatal_model_error(exc: BaseException) -> bool:
+    """Whether a model failure ends the run at once: the provider refused the credentials.
+
+    Only a `ModelCallError` that says it is not retryable with status 401 or 403 counts;
+    anything else may pass on a later try and is left to the failure guard.
+    """
+    return getattr(exc, "retryable", True) is False and getattr(exc, "status_code", None) in (
+        401,
+        403,
+    )
+
+
+def gate_confidence(decision: Decision, threshold: float | None) -> Decision:
+    """A decision whose confidence is below `threshold` asks for validation instead.
+
+    Applies to a final answer and to a step that has a candidate answer but no tool
+    call; tool calls run as asked, and a decision without a confidence is left alone.
+    """
+    if threshold is None or decision.confidence is None or decision.confidence >= threshold:
+        return decision
+    if decision.answer is None or decision.tool_calls:
+        return decision
+    if decision.next_action not in (NextAction.FINAL_ANSWER, NextAction.CONTINUE):
+        return decision
+    return decision.model_copy(update={"kind": "final", "action": NextAction.VALIDATE})
 
 
 def _decided(steps: list[BaseStep], counters: Counters, *, failed: bool) -> dict[str, Any]:
@@ -169,5 +213,6 @@ def _decided(steps: list[BaseStep], counters: Counters, *, failed: bool) -> dict
         "counters": counters,
         "next_action": NextAction.CONTINUE,
         "pending_calls": [],
+        "needs_approval": [],
         "candidate": None,
     }

@@ -17,7 +17,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from thinkgraph.errors import StorageError
 from thinkgraph.state import STEP_TYPES, Counters, RunInfo, ToolCall, Verdict
-from thinkgraph.types import NextAction, StepLimits
+from thinkgraph.types import Breakpoints, NextAction, StepLimits
 
 __all__ = ["DEFAULT_STORE", "close_checkpointer", "open_checkpointer", "serializer"]
 
@@ -30,7 +30,17 @@ _OUR_TABLES = {"checkpoints", "writes"}
 def _record_types() -> list[type[Any]]:
     from thinkgraph.policies.base import Decision
 
-    return [*STEP_TYPES, ToolCall, Verdict, Counters, RunInfo, StepLimits, NextAction, Decision]
+    return [
+        *STEP_TYPES,
+        ToolCall,
+        Verdict,
+        Counters,
+        RunInfo,
+        StepLimits,
+        Breakpoints,
+        NextAction,
+        Decision,
+    ]
 
 
 def serializer(extra_types: list[type[Any]] | None = None) -> JsonPlusSerializer:

@@ -1,0 +1,170 @@
+"""Human in the loop: approval decisions, what a paused run waits for, and their checks.
+
+A paused run says what it waits for as `Pending` entries (`RunResult.pending`). Answer an
+approval pause with one decision per call id:
+
+    agent.resume("t1", decisions={
+        "call-1": Approve(),
+        "call-2": Edit(args={"to": "ops@example.com"}),
+        "call-3": Reject(reason="never email the CEO"),
+        "call-4": Respond(text="the file has 42 lines"),
+    })
+
+Decisions are checked before the run moves on: a partial answer, an unknown call id or an
+edit whose arguments fail the tool's schema is refused with the reason, and the run stays
+paused exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from thinkgraph.errors import ResumeValueError
+from thinkgraph.tools.registry import ToolRegistry
+
+__all__ = [
+    "Approve",
+    "ApprovalDecision",
+    "Edit",
+    "Pending",
+    "Reject",
+    "Respond",
+    "check_approvals",
+]
+
+
+class Approve(BaseModel):
+    """Run the call as proposed."""
+
+    model_config = ConfigDict(frozen=True)
+    action: Literal["approve"] = "approve"
+
+
+class Edit(BaseModel):
+    """Run the call with these arguments instead (checked against the tool's schema)."""
+
+    model_config = ConfigDict(frozen=True)
+    action: Literal["edit"] = "edit"
+    args: dict[str, Any]
+
+
+class Reject(BaseModel):
+    """Do not run the call; the reason becomes the observation the model sees."""
+
+    model_config = ConfigDict(frozen=True)
+    action: Literal["reject"] = "reject"
+    reason: str = "rejected by a person"
+
+
+class Respond(BaseModel):
+    """Do not run the call; the person's text becomes its observation."""
+
+    model_config = ConfigDict(frozen=True)
+    action: Literal["respond"] = "respond"
+    text: str
+
+
+ApprovalDecision: TypeAlias = Annotated[
+    Approve | Edit | Reject | Respond, Field(discriminator="action")
+]
+"""One answer to one call waiting for approval."""
+
+_DECISION = TypeAdapter(ApprovalDecision)
+
+
+class Pending(BaseModel):
+    """One thing a paused run waits for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["approval", "ask_human", "breakpoint"]
+    """approval: a tool call needs a decision; ask_human: repeated failures need a person;
+    breakpoint: a debugging stop at a node boundary."""
+    call_id: str | None = None
+    """For approvals: the call to answer, as the key of `resume(decisions=...)`."""
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    raw_args: str | None = None
+    thought: str = ""
+    """What the model was thinking when it proposed the call."""
+    step: int = 0
+    """The think step that proposed the call (or that the run is at)."""
+    node: str | None = None
+    """For breakpoints: the node the run stopped before or after."""
+    when: Literal["before", "after"] | None = None
+    question: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """Anything else the pause carries (for ask_human: what was done and what failed)."""
+
+
+def _as_decision(call_id: str, value: Any) -> Approve | Edit | Reject | Respond:
+    if isinstance(value, Approve | Edit | Reject | Respond):
+        return value
+    if isinstance(value, str) and value.lower() in ("approve", "approved", "yes", "y"):
+        return Approve()
+    try:
+        return _DECISION.validate_python(value)
+    except ValidationError as exc:
+        raise ResumeValueError(
+            f"decision for call {call_id!r} is not Approve(), Edit(args=...), "
+            f"Reject(reason=...) or Respond(text=...): {exc.errors()[0]['msg']}"
+        ) from exc
+
+
+def check_approvals(
+    requests: list[Pending], decisions: Any, tools: ToolRegistry
+) -> dict[str, dict[str, Any]]:
+    """Check decisions against the calls waiting for them; return them in stored form.
+
+    Raises:
+        ResumeValueError: decisions is not a mapping, misses a call, names an unknown call,
+            or edits arguments that fail the tool's schema.
+    """
+    if not isinstance(decisions, Mapping):
+        raise ResumeValueError(
+            "this run waits for tool-call approvals; pass decisions={call_id: Approve() | "
+            "Edit(args=...) | Reject(reason=...) | Respond(text=...)}"
+        )
+    waiting = {r.call_id: r for r in requests if r.call_id is not None}
+    unknown = sorted(set(map(str, decisions)) - set(waiting))
+    if unknown:
+        raise ResumeValueError(
+            f"no call {unknown[0]!r} waits for approval; waiting: {', '.join(sorted(waiting))}"
+        )
+    missing = sorted(set(waiting) - set(map(str, decisions)))
+    if missing:
+        raise ResumeValueError(
+            f"every waiting call needs a decision; missing: {', '.join(missing)} "
+            "(nothing runs until all are answered)"
+        )
+    stored: dict[str, dict[str, Any]] = {}
+    for call_id, value in decisions.items():
+        decision = _as_decision(str(call_id), value)
+        if isinstance(decision, Edit):
+            _check_edit(waiting[str(call_id)], decision, tools)
+        stored[str(call_id)] = decision.model_dump()
+    return stored
+
+
+def _check_edit(request: Pending, edit: Edit, tools: ToolRegistry) -> None:
+    tool = tools.get(request.tool or "")
+    if tool is None:
+        return  # act reports the unknown tool to the model, edited or not
+    try:
+        tool.args_model.model_validate(edit.args)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ResumeValueError(
+            f"edited arguments for call {request.call_id!r} ({request.tool}) are invalid: "
+            f"{problems}; the run is still paused"
+        ) from exc
+
+
+def decision_from_stored(value: Mapping[str, Any]) -> Approve | Edit | Reject | Respond:
+    """A decision back from its stored (checkpointed) form."""
+    return _DECISION.validate_python(dict(value))
