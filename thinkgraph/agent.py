@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -28,11 +28,14 @@ from thinkgraph.llm.base import ChatModel
 from thinkgraph.nodes.ask_human import parse_human_answer
 from thinkgraph.nodes.deps import Deps, Validator
 from thinkgraph.policies.base import Policy
+from thinkgraph.policies.context import ContextPolicy
 from thinkgraph.snapshots import CheckpointInfo, checkpoints, pending_of, status_of
 from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer, open_checkpointer
+from thinkgraph.storage.threads import RunSummary, list_threads, summarize
 from thinkgraph.tools import Tool, ToolRegistry, tool
 from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits, StopReason
+from thinkgraph.validators import structured_output
 
 __all__ = ["Agent", "RunResult"]
 
@@ -57,6 +60,8 @@ class RunResult(BaseModel):
     """What a paused run waits for: one entry per call to approve, or the question."""
     counters: Counters = Field(default_factory=Counters)
     """Steps, tokens, cost and time so far."""
+    output: Any = None
+    """The structured answer: the object an `output_schema` validator parsed, else None."""
 
 
 def _as_breakpoints(value: Breakpoints | Mapping[str, Iterable[str]] | None) -> Breakpoints:
@@ -78,6 +83,12 @@ def _as_breakpoints(value: Breakpoints | Mapping[str, Iterable[str]] | None) -> 
                 f"breakpoint on unknown node {name!r}; the nodes are {', '.join(sorted(nodes))}"
             )
     return points
+
+
+def _exists(snapshot: StateSnapshot) -> bool:
+    # A run killed right after its input was saved has a checkpoint but no values yet; it
+    # exists (and resumes), so existence is "has a checkpoint", not "has values".
+    return bool(snapshot.values) or snapshot.created_at is not None
 
 
 def _edited(chain: list[BaseStep], edit: Mapping[int, Mapping[str, Any]]) -> list[BaseStep]:
@@ -139,6 +150,8 @@ class Agent:
         approve: Iterable[str] | Literal["side_effects"] | None = None,
         breakpoints: Breakpoints | Mapping[str, Iterable[str]] | None = None,
         max_observation_chars: int = 4000,
+        context: ContextPolicy | None = None,
+        confidence_threshold: float | None = None,
     ) -> None:
         from thinkgraph.policies import ReActText
 
@@ -151,6 +164,8 @@ class Agent:
             validators=tuple(validators),
             approve=approve if approve in (None, "side_effects") else frozenset(approve),  # type: ignore[arg-type]
             max_observation_chars=max_observation_chars,
+            context=context,
+            confidence_threshold=confidence_threshold,
         )
         self._store = store
         self._saver: BaseCheckpointSaver[Any] | None = (
@@ -214,7 +229,7 @@ class Agent:
         """
         thread_id = thread_id or uuid.uuid4().hex[:12]
         config = self._config(thread_id)
-        if self.graph.get_state(config).values:
+        if _exists(self.graph.get_state(config)):
             raise ThreadExistsError(
                 f"thread {thread_id!r} already holds a run; continue it with "
                 f"resume({thread_id!r}) or start this task on a new thread id"
@@ -228,7 +243,7 @@ class Agent:
         Read the outcome afterwards with `result(thread_id)`.
         """
         config = self._config(thread_id)
-        if self.graph.get_state(config).values:
+        if _exists(self.graph.get_state(config)):
             raise ThreadExistsError(
                 f"thread {thread_id!r} already holds a run; continue it with "
                 f"resume({thread_id!r}) or start this task on a new thread id"
@@ -299,7 +314,10 @@ class Agent:
                 )
             answers = {i.id: self._checked_answer(i.value, decisions) for i in interrupts}
             self._invoke(Command(resume=answers), config, points)
-        elif snapshot.next:
+        elif not isinstance(snapshot.values.get("run"), RunInfo):
+            # Not finished: continue from the last checkpoint. `next` alone is not the
+            # test: a run killed right after a node's writes were saved has no `next` yet
+            # still has work left.
             self._invoke(None, config, points)
         return self.result(thread_id)
 
@@ -368,7 +386,7 @@ class Agent:
         chain.append(HumanStep(node="fork", kind="fork", text=note))
         new_id = new_thread_id or uuid.uuid4().hex[:12]
         target = self._config(new_id)
-        if self.graph.get_state(target).values:
+        if _exists(self.graph.get_state(target)):
             raise ThreadExistsError(f"thread {new_id!r} already holds a run; pick another id")
         as_node = str(values.get("node") or "start")
         values["chain"] = chain
@@ -381,7 +399,7 @@ class Agent:
 
     def _snapshot(self, thread_id: str) -> StateSnapshot:
         snapshot = self.graph.get_state(self._config(thread_id))
-        if not snapshot.values:
+        if not _exists(snapshot):
             raise ThreadNotFoundError(
                 f"no run is stored under thread {thread_id!r}; list runs with "
                 "`thinkgraph runs` or check --store"
@@ -402,14 +420,77 @@ class Agent:
             chain=list(values.get("chain", [])),
             pending=pending_of(snapshot),
             counters=values.get("counters") or Counters(),
+            output=structured_output(values.get("chain", []), self.deps.validators),
         )
 
     def chain(self, thread_id: str) -> list[BaseStep]:
         """Every step of a run, in order."""
         return self.result(thread_id).chain
 
-    def draw(self, fmt: str = "mermaid", thread_id: str | None = None) -> str:
-        """The graph as a diagram. Only "mermaid" for now."""
-        if fmt != "mermaid":
-            raise ValueError(f"unknown diagram format {fmt!r}; use 'mermaid'")
-        return self.graph.get_graph().draw_mermaid()
+    def runs(self, status: RunStatus | None = None, limit: int | None = None) -> list[RunSummary]:
+        """The runs in this agent's store, the most recently updated first.
+
+        Args:
+            status: only runs with this status ("running", "paused", "done", "failed").
+            limit: at most this many runs.
+
+        Raises:
+            StorageError: the store cannot be read.
+        """
+        graph = self.graph  # opens the store
+        assert self._saver is not None
+        found: list[RunSummary] = []
+        for thread_id in list_threads(self._saver):
+            snapshot = graph.get_state(self._config(thread_id))
+            if not snapshot.values.get("chain"):
+                continue  # a thread some other LangGraph program wrote: not a thinkgraph run
+            summary = summarize(thread_id, snapshot)
+            if status is None or summary.status == status:
+                found.append(summary)
+                if limit is not None and len(found) >= limit:
+                    break
+        return found
+
+    @overload
+    def draw(self, fmt: Literal["png"], thread_id: str | None = None) -> bytes: ...
+    @overload
+    def draw(
+        self,
+        fmt: Literal["mermaid", "ascii", "dot", "svg"] = "mermaid",
+        thread_id: str | None = None,
+    ) -> str: ...
+    @overload
+    def draw(self, fmt: str, thread_id: str | None = None) -> str | bytes: ...
+    def draw(self, fmt: str = "mermaid", thread_id: str | None = None) -> str | bytes:
+        """The graph as a diagram; with `thread_id`, marked with the path that run took.
+
+        Args:
+            fmt: "mermaid", "ascii", "dot", "svg" or "png" (svg and png need Graphviz).
+            thread_id: a run to overlay: visited nodes and edges with counts, and where
+                it paused and for what, or where it stopped and why.
+
+        Returns:
+            The diagram as text; png as bytes.
+
+        Raises:
+            ValueError: an unknown format.
+            GraphvizNotFoundError: svg or png without Graphviz's `dot` installed.
+            ThreadNotFoundError: no run is stored under `thread_id`.
+        """
+        from thinkgraph.viz import approval_tools, overlay_from_result, render, to_graph_model
+
+        limits: Any = self.limits
+        points: Any = self.breakpoints
+        snapshot = self._snapshot(thread_id) if thread_id is not None else None
+        if snapshot is not None:  # the run's own limits and breakpoints, stored with it
+            limits = snapshot.values.get("limits") or limits
+            points = snapshot.values.get("breakpoints") or points
+        approvals = approval_tools(self.deps.tools, self.deps.approve)
+        model = to_graph_model(
+            self.graph, limits=limits, breakpoints=points, approval_tools=approvals
+        )
+        overlay = None
+        if snapshot is not None and thread_id is not None:
+            result = self.result(thread_id)
+            overlay = overlay_from_result(result, model, waiting_at=tuple(snapshot.next))
+        return render(model, fmt, overlay)

@@ -26,8 +26,8 @@ from thinkgraph.errors import ResumeValueError
 from thinkgraph.tools.registry import ToolRegistry
 
 __all__ = [
-    "Approve",
     "ApprovalDecision",
+    "Approve",
     "Edit",
     "Pending",
     "Reject",
