@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench postgres clean
+.PHONY: demo test lint typecheck unit bench postgres system-deps clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/thinkgraph demo
 
-test: $(STAMP) lint typecheck postgres unit
+test: $(STAMP) lint typecheck postgres system-deps unit
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check thinkgraph tests bench examples
@@ -27,6 +27,10 @@ typecheck: $(STAMP)
 # PostgreSQL-backed tests need the local server; start it when it is down.
 postgres:
 	@scripts/ensure-postgres
+
+# Graphviz and Chromium for the diagram and browser tests; installed when root with apt.
+system-deps:
+	@scripts/ensure-system-deps
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q

@@ -103,7 +103,8 @@ def find_fork_point(db: Path, cycles: int) -> str:
     saver = _saver(db)
     try:
         graph = _graph([], saver)
-        for item in saver.list(_config(cycles), limit=6):
+        # list() first: the saver holds its lock while the listing is open
+        for item in list(saver.list(_config(cycles), limit=6)):
             if graph.get_state(item.config).next == ("agent",):
                 return str(item.config["configurable"]["checkpoint_id"])
     finally:

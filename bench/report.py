@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib import metadata
@@ -86,12 +87,16 @@ def _fmt(value: float | None, unit: str) -> str:
     return f"{value:.4f}" if value < 0.1 else f"{value:,.2f}"
 
 
-def _row(metric: str, unit: str, values: dict[str, float | None], counts: dict[str, int]) -> Row:
+def _row(
+    metric: str, unit: str, values: dict[str, float | None], counts: dict[str, int], full: int = 0
+) -> Row:
+    """A row; a cell measured fewer times than `full` says how many times."""
     cells = {}
     for system in SYSTEMS:
         cell = _fmt(values.get(system), unit)
-        if values.get(system) is not None and counts.get(system) == 1:
-            cell += " (1 run)"
+        count = counts.get(system, 0)
+        if values.get(system) is not None and 0 < count < full:
+            cell += f" ({count} run{'s' if count > 1 else ''})"
         cells[system] = cell
     return Row(metric, values, unit, cells)
 
@@ -105,7 +110,7 @@ def _run_row(
 ) -> Row:
     values = {s: _run_median(results, s, cycles, value) for s in SYSTEMS}
     counts = {s: len(_runs(results, s, cycles)) for s in SYSTEMS}
-    row = _row(metric, unit, values, counts)
+    row = _row(metric, unit, values, counts, results.config.repeat)
     if cycles > results.config.prebuilt_max_cycles:
         row.cells["prebuilt"] = "not run (capped)"
     return row
@@ -315,8 +320,15 @@ def _notes(results: SuiteResults) -> list[str]:
         "Prebuilt agent: langgraph.prebuilt.create_react_agent (deprecated in LangGraph 1.x "
         "in favour of langchain.agents.create_agent, which lives in the `langchain` "
         "package) with a GenericFakeChatModel that accepts bind_tools.",
+        _engine_note(),
         *results.notes,
     ]
+
+
+def _engine_note() -> str:
+    state = _git_state()
+    dirty = " plus uncommitted changes in thinkgraph/" if state["thinkgraph_dirty"] == "yes" else ""
+    return f"Engine measured: git {state['head'][:10]}{dirty}."
 
 
 def _load() -> str:
@@ -344,6 +356,21 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _git_state() -> dict[str, str]:
+    """The engine's commit, and whether thinkgraph/ had uncommitted changes when measured."""
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*args: str) -> str:
+        try:
+            out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        except OSError:
+            return "unknown"
+        return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+    dirty = git("status", "--porcelain", "--", "thinkgraph")
+    return {"head": git("rev-parse", "HEAD"), "thinkgraph_dirty": "yes" if dirty else "no"}
+
+
 def to_json(results: SuiteResults, rows: list[Row], goals: list[Goal]) -> dict[str, Any]:
     """Everything measured, raw samples included, as a JSON-ready dict."""
     return {
@@ -354,6 +381,7 @@ def to_json(results: SuiteResults, rows: list[Row], goals: list[Goal]) -> dict[s
             "cpus": os.cpu_count(),
             "load_average_at_end": _load(),
             "versions": _versions(),
+            "git": _git_state(),
         },
         "seconds": results.seconds,
         "rows": [

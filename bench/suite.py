@@ -8,6 +8,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from bench import bare_loop, prebuilt_run, thinkgraph_run
@@ -98,13 +99,13 @@ def _timed_runs(
     for cycles in config.cycles:
         for rep in range(config.repeat):
             tg_dir = _fresh_dir(root, f"tg-{cycles}-{rep}")
-            results.runs.append(_logged(lambda d=tg_dir: thinkgraph_run.run(cycles, d)))
+            results.runs.append(_logged(partial(thinkgraph_run.run, cycles, tg_dir)))
             _keep_or_drop(config, kept, "thinkgraph", cycles, tg_dir / thinkgraph_run.DB_NAME)
             if rep < _prebuilt_repeats(config, cycles):
                 pb_dir = _fresh_dir(root, f"pb-{cycles}-{rep}")
-                results.runs.append(_logged(lambda d=pb_dir: prebuilt_run.run(cycles, d)))
+                results.runs.append(_logged(partial(prebuilt_run.run, cycles, pb_dir)))
                 _keep_or_drop(config, kept, "prebuilt", cycles, pb_dir / prebuilt_run.DB_NAME)
-            results.runs.append(_logged(lambda: bare_loop.run(cycles)))
+            results.runs.append(_logged(partial(bare_loop.run, cycles)))
         _note_caps(config, cycles, results)
     return kept
 

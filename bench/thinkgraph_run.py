@@ -7,12 +7,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from thinkgraph import Agent, ScriptedModel, StepLimits, tool
-from thinkgraph.state import ThoughtStep
-
 from bench.samples import ResumeSample, RunSample
 from bench.sqlite_files import count_checkpoints, storage_size
 from bench.workload import TASK, add, final_answer, react_replies
+from thinkgraph import Agent, ScriptedModel, StepLimits, tool
+from thinkgraph.state import ThoughtStep
 
 __all__ = ["DB_NAME", "find_fork_point", "resume", "run"]
 
@@ -76,7 +75,8 @@ def find_fork_point(db: Path, cycles: int) -> str:
     try:
         saver = agent.graph.checkpointer
         assert saver is not None and not isinstance(saver, bool)
-        for item in saver.list(_config(), limit=8):
+        # list() first: the saver holds its lock while the listing is open
+        for item in list(saver.list(_config(), limit=8)):
             if agent.graph.get_state(item.config).next == ("think",):
                 return str(item.config["configurable"]["checkpoint_id"])
     finally:

@@ -91,7 +91,8 @@ def test_bad_arguments_get_one_line_naming_the_fix(
 def test_draw_prints_mermaid() -> None:
     result = runner.invoke(app, ["draw"])
     assert result.exit_code == 0
-    assert "think -.-> act;" in result.output and "act --> observe;" in result.output
+    assert 'think -.->|"continue + calls"| act;' in result.output
+    assert "act --> observe;" in result.output
 
 
 def test_help_lists_the_commands() -> None:

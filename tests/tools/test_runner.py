@@ -12,7 +12,15 @@ import pytest
 from pydantic import BaseModel
 
 from thinkgraph.state import ToolCall, ToolResultStep
-from thinkgraph.tools import Tool, ToolContext, ToolRegistry, aexecute_call, execute_call, tool
+from thinkgraph.tools import (
+    Tool,
+    ToolContext,
+    ToolOutput,
+    ToolRegistry,
+    aexecute_call,
+    execute_call,
+    tool,
+)
 
 
 class NoArgs(BaseModel):
@@ -245,6 +253,28 @@ def test_subclass_without_run_reports_the_missing_method(run_call: Runner) -> No
     assert result.error == "NotImplementedError: Unfinished must implement run() or arun()"
 
 
+def test_the_pause_between_retries_starts_at_the_backoff_and_doubles(
+    run_call: Runner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pauses: list[float] = []
+
+    async def no_async_wait(seconds: float) -> None:
+        pauses.append(seconds)
+
+    # Record the pauses instead of waiting them out: timing belongs in bench/, not here.
+    monkeypatch.setattr("thinkgraph.tools.runner.time.sleep", pauses.append)
+    monkeypatch.setattr("thinkgraph.tools.runner.asyncio.sleep", no_async_wait)
+
+    @tool(retries=3, retry_backoff_s=0.5, timeout_s=None)
+    def down() -> None:
+        """Always fail."""
+        raise ConnectionError("refused")
+
+    result = run_call(ToolRegistry([down]), call("down"))
+    assert (result.attempts, result.error) == (4, "ConnectionError: refused")
+    assert pauses == [0.5, 1.0, 2.0]
+
+
 # -- timeouts --------------------------------------------------------------------------------
 
 
@@ -372,3 +402,35 @@ def test_async_only_subclass_runs_from_sync_code() -> None:
 
     result = execute_call(ToolRegistry([Remote()]), call("remote"), CTX)
     assert result.output == "remote answer"
+
+
+# -- ToolOutput ------------------------------------------------------------------------------
+
+
+def test_a_tool_output_puts_its_extras_in_the_step_and_its_value_in_output(
+    run_call: Runner,
+) -> None:
+    @tool
+    def delegated() -> Any:
+        """Return a value with usage and a child chain."""
+        return ToolOutput(
+            {"answer": 7},
+            usage={"prompt_tokens": 3, "completion_tokens": 1, "cost_usd": None},
+            child_thread_id="child",
+            child_chain=[{"type": "task", "text": "x"}],
+        )
+
+    result = run_call(ToolRegistry([delegated]), call("delegated"))
+    assert (result.ok, result.output, result.child_thread_id) == (True, {"answer": 7}, "child")
+    assert result.usage == {"prompt_tokens": 3, "completion_tokens": 1, "cost_usd": None}
+    assert result.child_chain == [{"type": "task", "text": "x"}]
+
+
+def test_a_plain_output_has_no_extras(run_call: Runner) -> None:
+    result = run_call(REGISTRY, call("add", {"a": 1}))
+    assert (result.usage, result.child_thread_id, result.child_chain, result.cached) == (
+        None,
+        None,
+        None,
+        False,
+    )

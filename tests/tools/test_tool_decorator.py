@@ -35,15 +35,25 @@ def test_public_names_are_exported() -> None:
             "Tool",
             "ToolContext",
             "ToolKind",
+            "ToolOutput",
             "ToolRegistry",
+            "ToolUsage",
             "aexecute_call",
             "execute_call",
             "tool",
         ]
     )
-    assert thinkgraph.tools.builtin.__all__ == ["calculator", "sql_query"]
-    for name in thinkgraph.tools.__all__:
-        assert hasattr(thinkgraph.tools, name)
+    assert thinkgraph.tools.builtin.__all__ == [
+        "DelegationError",
+        "agent_tool",
+        "calculator",
+        "files",
+        "llm_tool",
+        "sql_query",
+    ]
+    for module in (thinkgraph.tools, thinkgraph.tools.builtin):
+        for name in module.__all__:
+            assert hasattr(module, name)
 
 
 def test_bare_decorator_makes_a_tool_from_name_docstring_and_signature() -> None:
@@ -58,6 +68,7 @@ def test_bare_decorator_makes_a_tool_from_name_docstring_and_signature() -> None
 def test_default_options_match_the_contract() -> None:
     assert (add.kind, add.requires_approval, add.side_effects) == ("function", False, False)
     assert (add.timeout_s, add.retries, add.retry_backoff_s) == (30.0, 0, 0.5)
+    assert add.cache_ttl_s is None
 
 
 def test_decorator_with_keywords_sets_the_options() -> None:
@@ -73,12 +84,18 @@ def test_decorator_with_keywords_sets_the_options() -> None:
     def search(query: str) -> list[str]:
         return [query]
 
+    @tool(cache_ttl_s=60, kind="database")
+    def count_rows(table: str) -> int:
+        """Count the rows of a table."""
+        return len(table)
+
     assert search.name == "web-search"
     assert search.description == "Search the web."
     assert search.requires_approval is True
     assert search.side_effects is True
     assert (search.timeout_s, search.retries, search.kind) == (5, 2, "external")
     assert search.returns == "list[str]"  # no Returns section: the annotation describes it
+    assert (count_rows.cache_ttl_s, count_rows.kind) == (60, "database")
 
 
 def test_decorated_tool_can_still_be_called_like_the_function() -> None:

@@ -149,11 +149,18 @@ def report(result: Any) -> None:
         typer.echo(f"detail: {result.detail}")
 
 
-def exit_for(result: Any) -> None:
+def exit_for(result: Any, flags: Any = "") -> None:
+    """Exit with the run's code; for a paused run, first say what it waits for and how to
+    continue it (`flags`: the store, tools and model options to repeat in those commands)."""
+    from thinkgraph.cli._pending import describe, how_to_continue
+
     if result.status == "failed":
         raise typer.Exit(EXIT_FAILED)
     if result.status in ("paused", "running"):
-        typer.echo(f"continue with: thinkgraph resume {result.thread_id}")
+        if result.pending:
+            typer.echo(describe(result.pending))
+        commands = how_to_continue(result.thread_id, result.pending, flags)
+        typer.echo("continue with:" + "".join(f"\n  {c}" for c in commands))
         raise typer.Exit(EXIT_PAUSED)
 
 

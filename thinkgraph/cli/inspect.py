@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import importlib.util
+import shutil
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -12,40 +15,130 @@ from thinkgraph.cli._app import (
     default_store,
     fail,
     guarded,
+    load_tool,
     report,
 )
+
+SHOW_FORMATS = ("text", "markdown", "json", "html")
+
+
+def _overlay_diagram(agent: Any, thread: str) -> str | None:
+    """The graph with the run's path for the HTML page: SVG with Graphviz, else Mermaid."""
+    if importlib.util.find_spec("thinkgraph.viz") is None:
+        return None
+    formats = ("svg", "mermaid") if shutil.which("dot") else ("mermaid",)
+    for fmt in formats:
+        try:
+            return str(agent.draw(fmt, thread_id=thread))
+        except Exception:  # a page without its diagram beats no page at all
+            continue
+    return None
 
 
 @app.command()
 def show(
     thread: Annotated[str, typer.Argument(help="The thread to show.")],
     store: StoreOpt = "",
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="text, markdown, json or html.")
+    ] = "text",
+    audience: Annotated[
+        str, typer.Option("--audience", "-a", help="developer, user or auditor.")
+    ] = "developer",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file.")
+    ] = None,
+    tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools",
+            help="The run's tools (module:attr), for their visibility and sensitive fields.",
+        ),
+    ] = None,
 ) -> None:
-    """Print a run's chain as readable text."""
+    """Print a run's chain as text, Markdown, JSON or one self-contained HTML page.
+
+    Secrets are redacted in every format; --audience user shows end users' summaries.
+    """
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
-    from thinkgraph.views import to_text
+    from thinkgraph.views import AUDIENCES, to_html, to_json, to_markdown, to_text
+
+    if fmt not in SHOW_FORMATS:
+        fail(f"--format {fmt!r} is not supported; use one of {', '.join(SHOW_FORMATS)}")
+    if audience not in AUDIENCES:
+        fail(f"--audience {audience!r} is unknown; use one of {', '.join(AUDIENCES)}")
+    known = [t for spec in tools or [] for t in load_tool(spec)]
 
     def go() -> None:
         with Agent(ScriptedModel([]), store=store or default_store()) as agent:
             result = agent.result(thread)
-        typer.echo(to_text(result.chain))
-        report(result)
+            diagram = _overlay_diagram(agent, thread) if fmt == "html" else None
+        if fmt == "text":
+            text = to_text(result.chain, audience=audience, tools=known) + "\n"
+        elif fmt == "markdown":
+            text = to_markdown(result, audience=audience, tools=known)
+        elif fmt == "json":
+            text = to_json(result, audience=audience, tools=known) + "\n"
+        else:
+            text = to_html(result, audience=audience, tools=known, diagram=diagram)
+        if output is not None:
+            try:
+                output.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                fail(f"-o {output}: cannot write the file ({exc.strerror or exc})")
+            typer.echo(f"wrote {output} ({fmt}, {len(result.chain)} steps)")
+        elif fmt == "text":
+            typer.echo(text, nl=False)
+            report(result)
+        else:
+            typer.echo(text, nl=False)
 
     guarded(go)
 
 
 @app.command()
 def draw(
-    fmt: Annotated[str, typer.Option("--format", "-f", help="Diagram format: mermaid.")] = (
-        "mermaid"
-    ),
+    thread: Annotated[
+        str | None, typer.Option("--thread", "-t", help="Mark this run's path on the graph.")
+    ] = None,
+    store: StoreOpt = "",
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="mermaid, ascii, dot, svg or png.")
+    ] = "mermaid",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file.")
+    ] = None,
 ) -> None:
-    """Print the agent graph as a diagram (Mermaid renders on GitHub)."""
+    """Draw the agent graph (Mermaid renders on GitHub); with --thread, a run's path on it.
+
+    svg and png need Graphviz (apt-get install graphviz); png needs -o or a pipe.
+    """
+    import sys
+
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
+    from thinkgraph.viz import FORMATS
 
-    if fmt != "mermaid":
-        fail(f"--format {fmt!r} is not supported yet; use --format mermaid")
-    agent = Agent(ScriptedModel([]), store="memory://")
-    typer.echo(agent.draw("mermaid"))
+    if fmt not in FORMATS:
+        fail(f"--format {fmt!r} is not supported; use one of {', '.join(FORMATS)}")
+    if fmt == "png" and output is None and sys.stdout.isatty():
+        fail("--format png writes binary data; pass -o FILE or pipe stdout to a file")
+
+    def go() -> None:
+        url = (store or default_store()) if thread is not None else "memory://"
+        with Agent(ScriptedModel([]), store=url) as agent:
+            diagram = agent.draw(fmt, thread_id=thread)
+        if output is not None:
+            try:
+                if isinstance(diagram, bytes):
+                    output.write_bytes(diagram)
+                else:
+                    output.write_text(diagram, encoding="utf-8")
+            except OSError as exc:
+                fail(f"-o {output}: cannot write the file ({exc.strerror or exc})")
+            typer.echo(f"wrote {output} ({fmt})")
+        else:
+            typer.echo(diagram, nl=isinstance(diagram, str) and not diagram.endswith("\n"))
+
+    guarded(go)

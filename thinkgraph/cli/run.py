@@ -22,7 +22,17 @@ from thinkgraph.cli._app import (
     print_steps,
     report,
 )
+from thinkgraph.cli._pending import AgentFlags, is_interactive, resume_asking
 from thinkgraph.types import StepLimits
+
+NoInputOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-input",
+        help="Never ask: when the run pauses, print what it waits for and exit 3. "
+        "(Also the behaviour without a terminal.)",
+    ),
+]
 
 
 @app.command()
@@ -43,17 +53,33 @@ def run(
         typer.Option("--tools", help="A tool to give the agent: module:attr or 'calculator'."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result.")] = False,
+    on_failure: Annotated[
+        str,
+        typer.Option(help="After repeated failures: 'abort' the run or 'ask' a person."),
+    ] = "abort",
+    no_input: NoInputOpt = False,
 ) -> None:
-    """Run a task and print the chain as it is written."""
+    """Run a task and print the chain as it is written.
+
+    In a terminal, a pause asks inline (approve / edit / reject / respond, or retry /
+    abort / guidance) and the run goes on; otherwise it exits 3 saying how to continue.
+    """
     from thinkgraph.agent import Agent
 
     if min_steps > max_steps:
         fail(f"--min-steps {min_steps} is above --max-steps {max_steps}; lower or raise one")
+    if on_failure not in ("abort", "ask"):
+        fail(f"--on-failure {on_failure!r}: use 'abort' or 'ask'")
     loaded = [t for spec in tools or [] for t in load_tool(spec)]
     chosen = make_model(model, api_base, script)
+    flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
 
     def go() -> None:
-        limits = StepLimits(min_steps=min_steps, max_steps=max_steps)
+        limits = StepLimits(
+            min_steps=min_steps,
+            max_steps=max_steps,
+            failure_policy="ask_human" if on_failure == "ask" else "abort",
+        )
         with Agent(chosen, loaded, limits=limits, store=store or default_store()) as agent:
             thread_id = thread or uuid.uuid4().hex[:12]
             steps = agent.stream(task, thread_id)
@@ -63,8 +89,10 @@ def run(
             else:
                 print_steps(steps)
             result = agent.result(thread_id)
+            if result.status == "paused" and is_interactive(no_input):
+                result = resume_asking(agent, result)
         report(result)
-        exit_for(result)
+        exit_for(result, flags)
 
     guarded(go)
 
@@ -77,20 +105,52 @@ def resume(
     script: Annotated[Path | None, typer.Option(help="Replies for a ScriptedModel.")] = None,
     store: StoreOpt = "",
     tools: Annotated[list[str] | None, typer.Option("--tools", help="module:attr")] = None,
+    answer: Annotated[
+        str | None,
+        typer.Option(help="The answer to an ask_human pause: retry, abort or guidance text."),
+    ] = None,
+    no_input: NoInputOpt = False,
 ) -> None:
-    """Continue a run whose process stopped before it finished."""
+    """Continue a run: after a crash, past a breakpoint, or with --answer to ask_human.
+
+    Give it the run's --tools and model (--model or --script): this process runs the rest.
+    Approvals are answered with `approve`, `reject`, `respond` or `decide` (or inline, in a
+    terminal).
+    """
     from thinkgraph.agent import Agent
+    from thinkgraph.views import to_text
 
     loaded = [t for spec in tools or [] for t in load_tool(spec)]
     chosen = make_model(model, api_base, script)
+    flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
 
     def go() -> None:
         with Agent(chosen, loaded, store=store or default_store()) as agent:
-            result = agent.resume(thread)
-        from thinkgraph.views import to_text
-
-        typer.echo(to_text(result.chain))
+            before = agent.result(thread)
+            waits = {p.kind for p in before.pending} - {"breakpoint"}
+            if answer is not None and "ask_human" not in waits:
+                fail(
+                    f"thread {thread!r} is not waiting for an answer to ask_human "
+                    f"({before.status}); leave out --answer (see `thinkgraph pending {thread}`)"
+                )
+            if waits and answer is None and is_interactive(no_input):
+                typer.echo(to_text(before.chain))
+                result = resume_asking(agent, before)
+            elif "approval" in waits and answer is None:
+                fail(
+                    f"thread {thread!r} waits for approval, which resume cannot give; use "
+                    f"thinkgraph approve|reject|respond|decide (`thinkgraph pending {thread}` "
+                    "prints the exact commands)"
+                )
+            elif waits and answer is None:
+                fail(
+                    f"thread {thread!r} waits for an answer to ask_human; pass --answer retry, "
+                    "--answer abort or --answer 'guidance for the model'"
+                )
+            else:
+                result = agent.resume(thread, answer)
+                typer.echo(to_text(result.chain))
         report(result)
-        exit_for(result)
+        exit_for(result, flags)
 
     guarded(go)

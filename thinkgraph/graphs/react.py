@@ -22,6 +22,7 @@ from thinkgraph.nodes.validate import validate
 from thinkgraph.state import AgentState, Counters
 from thinkgraph.tools.cache import find_cached
 from thinkgraph.tools.registry import ToolRegistry
+from thinkgraph.viz.checks import check_graph
 
 __all__ = ["THINK_TARGETS", "build_react_graph", "route_approved", "route_think"]
 
@@ -153,4 +154,6 @@ def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, Age
         [routing.THINK, routing.FINALIZE],
     )
     graph.add_edge(routing.FINALIZE, END)
+    # Cheap (a few dozen edges) and catches a broken edit of this function at build time.
+    check_graph(graph)
     return graph

@@ -42,6 +42,9 @@ def finalize(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         raise AssertionError("finalize reached without an answer or a tripped guard")
     if reason == "consecutive_failures":
         detail = _last_error(state)
+        if _fatal_model_error(state):
+            # The provider refused the credentials: name that, not the failure count.
+            return _end(None, "model_error", "failed", counters, detail=detail)
         return _end(None, reason, "failed", counters, detail=detail)
     return _forced_answer(state, deps, reason, counters)
 
@@ -51,8 +54,11 @@ def _forced_answer(
 ) -> dict[str, Any]:
     started = time.perf_counter()
     tools = list(deps.tools)
+    chain = state["chain"]
+    # Truncated, never summarized: the run is ending and needs no new summary.
+    shown = deps.context.select(chain) if deps.context is not None else chain
     request = ModelRequest(
-        messages=deps.policy.to_messages(state["chain"], tools, final=True),
+        messages=deps.policy.to_messages(shown, tools, final=True),
         tools=None,
         turn=counters.model_calls,
         purpose="finalize",
@@ -74,6 +80,11 @@ def _forced_answer(
         return _end(decision.answer, reason, "done", counters, before=[call], forced=True)
     detail = "the model did not give a final answer when asked for one"
     return _end(None, reason, "failed", counters, detail=detail, before=[call], forced=True)
+
+
+def _fatal_model_error(state: AgentState) -> bool:
+    last = next((s for s in reversed(state["chain"]) if isinstance(s, ErrorStep)), None)
+    return last is not None and last.fatal
 
 
 def _last_error(state: AgentState) -> str:

@@ -7,8 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from thinkgraph.nodes.deps import Deps, Validator
+from thinkgraph.nodes.think import count_usage
 from thinkgraph.state import AgentState, BaseStep, Counters, ValidationStep, Verdict
 from thinkgraph.types import NextAction
+from thinkgraph.validators import ModelReviewer
 
 __all__ = ["run_validator", "validate"]
 
@@ -46,14 +48,23 @@ def validate(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Accept the candidate answer, or send it back with every failing validator's reason."""
     started = time.perf_counter()
     answer = state.get("candidate") or ""
-    verdicts = [run_validator(v, answer, state) for v in deps.validators]
-    passed = all(v.passed for v in verdicts)
+    counters = state.get("counters") or Counters()
     steps: list[BaseStep] = []
+    verdicts: list[Verdict] = []
+    for validator in deps.validators:
+        if isinstance(validator, ModelReviewer):
+            # A model-backed validator's call is a chain step and counts in the budgets.
+            review = validator.review(answer, state, model=deps.model, turn=counters.model_calls)
+            steps.append(review.step)
+            counters = count_usage(counters, review.reply, 0.0)
+            verdicts.append(review.verdict)
+        else:
+            verdicts.append(run_validator(validator, answer, state))
+    passed = all(v.passed for v in verdicts)
     if verdicts:
         steps.append(
             ValidationStep(node="validate", answer=answer, verdicts=verdicts, passed=passed)
         )
-    counters = state.get("counters") or Counters()
     elapsed = counters.elapsed_s + (time.perf_counter() - started)
     if passed:
         return {

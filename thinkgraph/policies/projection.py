@@ -9,6 +9,8 @@ What is projected:
 - the task (the first `TaskStep`);
 - the lessons of every `ResetStep`, and then only the steps after the last one, because
   a reset means the reasoning starts over;
+- the latest summary of earlier steps (an `LLMCallStep` with purpose "summarize", written
+  by the context policy), in place of the steps it covers;
 - one `AssistantTurn` per think call that was parsed (its `ThoughtStep` and
   `ToolCallStep`s), or an `UnparsedTurn` when the reply could not be parsed;
 - observations, feedback the model must act on (refused actions, validation errors, a
@@ -47,6 +49,7 @@ __all__ = [
     "LessonTurn",
     "ObservationTurn",
     "RejectionTurn",
+    "SummaryTurn",
     "TaskTurn",
     "Turn",
     "UnparsedTurn",
@@ -68,6 +71,13 @@ class LessonTurn:
     """Earlier attempts were abandoned by a reset; what was learned from them, in order."""
 
     lessons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryTurn:
+    """A summary of earlier steps, shown instead of them (see `thinkgraph.policies.context`)."""
+
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +139,7 @@ class GuidanceTurn:
 Turn: TypeAlias = (
     TaskTurn
     | LessonTurn
+    | SummaryTurn
     | AssistantTurn
     | UnparsedTurn
     | ObservationTurn
@@ -166,8 +177,35 @@ def project(chain: Sequence[BaseStep]) -> list[Turn]:
     lessons = tuple(s.lesson.strip() for s in chain if isinstance(s, ResetStep) and s.lesson)
     if last_reset >= 0:
         turns.append(LessonTurn(lessons))
-    turns.extend(_Walker().walk(chain[last_reset + 1 :]))
+    steps = chain[last_reset + 1 :]
+    summary = latest_summary(steps)
+    if summary is not None:
+        turns.append(SummaryTurn(summary.text))
+        steps = [s for s in steps if s is not summary and not is_covered(s, summary)]
+    turns.extend(_Walker().walk(steps))
     return turns
+
+
+def latest_summary(steps: Sequence[BaseStep]) -> LLMCallStep | None:
+    """The last successful summarize call among `steps`, if any."""
+    for step in reversed(steps):
+        if (
+            isinstance(step, LLMCallStep)
+            and step.purpose == "summarize"
+            and step.error is None
+            and step.covers_through is not None
+        ):
+            return step
+    return None
+
+
+def is_covered(step: BaseStep, summary: LLMCallStep) -> bool:
+    """Whether `summary` stands in for `step` in prompts.
+
+    A step not yet numbered (-1: written by the node that is running) is never covered.
+    """
+    through = summary.covers_through
+    return through is not None and 0 <= step.number <= through
 
 
 class _Walker:

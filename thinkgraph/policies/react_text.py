@@ -24,6 +24,7 @@ from thinkgraph.policies.projection import (
     LessonTurn,
     ObservationTurn,
     RejectionTurn,
+    SummaryTurn,
     TaskTurn,
     Turn,
     UnparsedTurn,
@@ -130,6 +131,8 @@ def _render(turn: Turn) -> list[tuple[str, str]]:
         return [("user", f"Task: {turn.text}")]
     if isinstance(turn, LessonTurn):
         return [("user", _lessons(turn.lessons))]
+    if isinstance(turn, SummaryTurn):
+        return [("user", f"Summary of your earlier steps: {turn.text}")]
     if isinstance(turn, AssistantTurn):
         return [("assistant", _render_assistant(turn))]
     if isinstance(turn, UnparsedTurn):

@@ -6,5 +6,13 @@ from thinkgraph.storage.checkpointers import (
     open_checkpointer,
     serializer,
 )
+from thinkgraph.storage.threads import RunSummary, list_threads
 
-__all__ = ["DEFAULT_STORE", "close_checkpointer", "open_checkpointer", "serializer"]
+__all__ = [
+    "DEFAULT_STORE",
+    "RunSummary",
+    "close_checkpointer",
+    "list_threads",
+    "open_checkpointer",
+    "serializer",
+]

@@ -8,12 +8,20 @@ what to do when a store cannot be opened or holds something that is not ours.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+import ormsgpack
+from langgraph.checkpoint.serde.jsonplus import (
+    EXT_CONSTRUCTOR_SINGLE_ARG,
+    EXT_DELTA_SNAPSHOT,
+    EXT_PYDANTIC_V2,
+    JsonPlusSerializer,
+)
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 from thinkgraph.errors import StorageError
 from thinkgraph.state import STEP_TYPES, Counters, RunInfo, ToolCall, Verdict
@@ -25,6 +33,7 @@ DEFAULT_STORE = "sqlite:///.thinkgraph/runs.db"
 """The embedded default: a SQLite file under .thinkgraph/ in the working directory."""
 
 _OUR_TABLES = {"checkpoints", "writes"}
+_NON_STR_KEYS = ormsgpack.OPT_NON_STR_KEYS
 
 
 def _record_types() -> list[type[Any]]:
@@ -49,9 +58,36 @@ def serializer(extra_types: list[type[Any]] | None = None) -> JsonPlusSerializer
     LangGraph's default serializer would import and construct any class named in a stored
     checkpoint. Restricting it to our own record types means a tampered database cannot
     make a resume execute arbitrary constructors.
+
+    Loading a run revives every step and every small channel of every checkpoint on the
+    way back to the last chain snapshot, so reviving is the cost of a resume. Our own types
+    are revived from a prebuilt table (no import or allowlist look-up per object); any
+    other type goes through LangGraph's hook and its allowlist.
     """
-    allowed = [(t.__module__, t.__qualname__) for t in [*_record_types(), *(extra_types or [])]]
-    return JsonPlusSerializer(allowed_msgpack_modules=allowed)
+    types = [*_record_types(), *(extra_types or [])]
+    allowed = [(t.__module__, t.__qualname__) for t in types]
+    fallback = JsonPlusSerializer(allowed_msgpack_modules=allowed)
+    hook = _fast_ext_hook({(t.__module__, t.__qualname__): t for t in types}, fallback)
+    return JsonPlusSerializer(allowed_msgpack_modules=allowed, __unpack_ext_hook__=hook)
+
+
+def _fast_ext_hook(
+    classes: dict[tuple[str, str], type[Any]], fallback: JsonPlusSerializer
+) -> Callable[[int, bytes], Any]:
+    slow = fallback._unpack_ext_hook  # LangGraph's own hook, for every other type
+
+    def hook(code: int, data: bytes) -> Any:
+        if code == EXT_DELTA_SNAPSHOT:
+            # Unpacked here (not by the slow hook) so the steps inside revive fast too.
+            return _DeltaSnapshot(ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS))
+        if code in (EXT_PYDANTIC_V2, EXT_CONSTRUCTOR_SINGLE_ARG):
+            parts = ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS)
+            cls = classes.get((parts[0], parts[1]))
+            if cls is not None:
+                return cls(**parts[2]) if code == EXT_PYDANTIC_V2 else cls(parts[2])
+        return slow(code, data)
+
+    return hook
 
 
 def open_checkpointer(url: str = DEFAULT_STORE) -> BaseCheckpointSaver[Any]:

@@ -4,6 +4,7 @@ from thinkgraph.tools import tool, ToolRegistry, execute_call
 """
 
 from thinkgraph.tools.base import FunctionTool, Tool, ToolContext, ToolKind, tool
+from thinkgraph.tools.output import ToolOutput, ToolUsage
 from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.tools.runner import aexecute_call, execute_call
 
@@ -12,7 +13,9 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolKind",
+    "ToolOutput",
     "ToolRegistry",
+    "ToolUsage",
     "aexecute_call",
     "execute_call",
     "tool",

@@ -24,7 +24,7 @@ import inspect
 import re
 import sys
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, ParamSpec, TypeAlias, TypeVar, overload
 
@@ -40,6 +40,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolKind",
+    "ToolVisibility",
     "tool",
 ]
 
@@ -48,6 +49,9 @@ R = TypeVar("R")
 
 ToolKind: TypeAlias = Literal["function", "llm", "sub_agent", "database", "file_system", "external"]
 """What a tool is, for display and policies; it does not change how the tool is run."""
+
+ToolVisibility: TypeAlias = Literal["full", "summary", "hidden"]
+"""How much of a tool's calls a chain view shows an end user (see `thinkgraph.views`)."""
 
 _NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
 
@@ -107,12 +111,21 @@ class Tool:
     """Pause for a person before running: always, never, or when the predicate says so."""
     side_effects: bool = False
     """True when a call changes something outside the run (so a re-run is not harmless)."""
+    visibility: ToolVisibility = "full"
+    """What end users see of a call in chain views: all of it, a summary, or nothing."""
+    summary_template: str | None = None
+    """The summary shown at visibility "summary", filled from the args: "searched for {query}"."""
+    sensitive: frozenset[str] = frozenset()
+    """Argument names and top-level result keys shown as "***" in every chain view."""
     timeout_s: float | None = 30.0
     """Give up waiting after this many seconds; None waits forever."""
     retries: int = 0
     """Extra attempts after the tool raised (never after invalid arguments or a timeout)."""
     retry_backoff_s: float = 0.5
     """Pause before the first retry; doubles at each further attempt."""
+    cache_ttl_s: float | None = None
+    """Serve an identical call (same validated arguments, same thread) made within this many
+    seconds from the earlier successful result instead of running the tool; None never."""
 
     _schema: dict[str, Any] | None = None
 
@@ -192,6 +205,17 @@ class Tool:
                 f"tool {self.name!r} has retries={self.retries}, timeout_s={self.timeout_s}; "
                 "use retries >= 0 and a positive timeout_s (or None)"
             )
+        if self.cache_ttl_s is not None and self.cache_ttl_s <= 0:
+            raise ToolDefinitionError(
+                f"tool {self.name!r} has cache_ttl_s={self.cache_ttl_s}; "
+                "use a positive number of seconds, or None for no cache"
+            )
+        if self.cache_ttl_s is not None and self.side_effects:
+            # A cached call skips the tool, so its effect would silently not happen.
+            raise ToolDefinitionError(
+                f"tool {self.name!r} has side effects and cache_ttl_s={self.cache_ttl_s}; "
+                "a cached call would skip the effect: drop cache_ttl_s or side_effects=True"
+            )
         try:
             self.json_schema()
         except Exception as exc:
@@ -221,9 +245,13 @@ class FunctionTool(Tool, Generic[P, R]):
         kind: ToolKind = "function",
         requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
         side_effects: bool = False,
+        visibility: ToolVisibility = "full",
+        summary_template: str | None = None,
+        sensitive: Iterable[str] = (),
         timeout_s: float | None = 30.0,
         retries: int = 0,
         retry_backoff_s: float = 0.5,
+        cache_ttl_s: float | None = None,
         localns: dict[str, Any] | None = None,
     ) -> None:
         self.fn = fn
@@ -240,9 +268,14 @@ class FunctionTool(Tool, Generic[P, R]):
         self.kind = kind
         self.requires_approval = requires_approval
         self.side_effects = side_effects
+        self.visibility = visibility
+        self.summary_template = summary_template
+        # A bare string is one field name, not a set of one-letter names.
+        self.sensitive = frozenset([sensitive] if isinstance(sensitive, str) else sensitive)
         self.timeout_s = timeout_s
         self.retries = retries
         self.retry_backoff_s = retry_backoff_s
+        self.cache_ttl_s = cache_ttl_s
         functools.update_wrapper(self, fn, updated=())
         self.check_definition()
 
@@ -284,9 +317,13 @@ def tool(
     kind: ToolKind = "function",
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
     side_effects: bool = False,
+    visibility: ToolVisibility = "full",
+    summary_template: str | None = None,
+    sensitive: Iterable[str] = (),
     timeout_s: float | None = 30.0,
     retries: int = 0,
     retry_backoff_s: float = 0.5,
+    cache_ttl_s: float | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
@@ -300,9 +337,13 @@ def tool(
     kind: ToolKind = "function",
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
     side_effects: bool = False,
+    visibility: ToolVisibility = "full",
+    summary_template: str | None = None,
+    sensitive: Iterable[str] = (),
     timeout_s: float | None = 30.0,
     retries: int = 0,
     retry_backoff_s: float = 0.5,
+    cache_ttl_s: float | None = None,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Make a `Tool` from a typed function (sync or async), bare or with options.
 
@@ -337,9 +378,13 @@ def tool(
             kind=kind,
             requires_approval=requires_approval,
             side_effects=side_effects,
+            visibility=visibility,
+            summary_template=summary_template,
+            sensitive=sensitive,
             timeout_s=timeout_s,
             retries=retries,
             retry_backoff_s=retry_backoff_s,
+            cache_ttl_s=cache_ttl_s,
             localns=localns,
         )
 

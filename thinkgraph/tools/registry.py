@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import contextlib
+import contextvars
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
 
 from thinkgraph.errors import ToolDefinitionError
 from thinkgraph.tools.base import Tool
 
-__all__ = ["ToolRegistry"]
+__all__ = ["ToolRegistry", "calling_registry", "current_registry"]
+
+_CURRENT: contextvars.ContextVar[ToolRegistry | None] = contextvars.ContextVar(
+    "thinkgraph_tool_registry", default=None
+)
 
 
 class ToolRegistry:
@@ -44,6 +51,15 @@ class ToolRegistry:
                     f"give one another name, e.g. @tool(name='{item.name}_2')"
                 )
             self._tools[item.name] = item
+        # Computed once: the router asks on every tool round, and most agents cache nothing.
+        self._cache_ttls: Mapping[str, float] = MappingProxyType(
+            {t.name: t.cache_ttl_s for t in self._tools.values() if t.cache_ttl_s}
+        )
+
+    @property
+    def cache_ttls(self) -> Mapping[str, float]:
+        """The cache TTL of each tool that has one, by name; empty when no tool caches."""
+        return self._cache_ttls
 
     def get(self, name: str) -> Tool | None:
         """The tool called `name`, or None."""
@@ -68,3 +84,21 @@ class ToolRegistry:
 
     def __repr__(self) -> str:
         return f"ToolRegistry({self.names!r})"
+
+
+def current_registry() -> ToolRegistry | None:
+    """The registry of the tool call running in this context, or None outside a call.
+
+    A delegating tool (`agent_tool`) reads it to learn which agent is calling it.
+    """
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def calling_registry(registry: ToolRegistry) -> Iterator[None]:
+    """Make `registry` the `current_registry()` while a tool from it runs."""
+    token = _CURRENT.set(registry)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)

@@ -15,6 +15,11 @@ Timeouts: a sync tool with a `timeout_s` runs in a shared daemon worker thread a
 caller stops waiting after `timeout_s`. A Python thread cannot be killed, so the tool
 itself runs on until it returns; its result is then dropped. An async tool run by
 `aexecute_call` is cancelled at the deadline.
+
+A tool may return a `ToolOutput` to record model usage or a sub-agent's chain beside the
+value the model sees; the runner moves those into the `ToolResultStep`. While a tool runs,
+`current_registry()` is the registry it was called from, so a delegating tool knows which
+agent is calling it.
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from pydantic_core import to_jsonable_python
 from thinkgraph.state import ToolCall, ToolResultStep
 from thinkgraph.tools._threads import submit_to_worker
 from thinkgraph.tools.base import Tool, ToolContext
-from thinkgraph.tools.registry import ToolRegistry
+from thinkgraph.tools.output import ToolOutput
+from thinkgraph.tools.registry import ToolRegistry, calling_registry
 
-__all__ = ["aexecute_call", "execute_call"]
+__all__ = ["aexecute_call", "execute_call", "validate_args"]
 
 _ErrorKind = Literal["unknown_tool", "invalid_args", "timeout", "exception"]
 
@@ -68,7 +74,8 @@ def execute_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> To
         if attempt > 1:
             time.sleep(_backoff(tool, attempt))
         try:
-            output = _invoke(tool, args, ctx)
+            with calling_registry(registry):
+                output = _invoke(tool, args, ctx)
         except _TimedOut:
             return _timed_out(tool, call, ctx, started, attempt)
         except Exception as exc:
@@ -95,7 +102,8 @@ async def aexecute_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext
         if attempt > 1:
             await asyncio.sleep(_backoff(tool, attempt))
         try:
-            output = await _ainvoke(tool, args, ctx)
+            with calling_registry(registry):
+                output = await _ainvoke(tool, args, ctx)
         except _TimedOut:
             return _timed_out(tool, call, ctx, started, attempt)
         except Exception as exc:
@@ -143,6 +151,32 @@ def _backoff(tool: Tool, attempt: int) -> float:
 # -- arguments ------------------------------------------------------------------------------
 
 
+def validate_args(tool: Tool, call: ToolCall) -> BaseModel | None:
+    """The call's validated arguments for `tool`, or None when they do not fit.
+
+    The same mapping of the model's input as a real call, so the cache compares calls the
+    way the tool would see them (`{"a": 1}` and `{"a": 1, "b": 2}` match when b defaults
+    to 2).
+    """
+    raw = _raw_input(tool, call)
+    if raw is None:
+        return None
+    try:
+        return tool.args_model.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def _raw_input(tool: Tool, call: ToolCall) -> dict[str, Any] | None:
+    """The model's input as an arguments object; None for text the tool cannot take."""
+    if call.args is not None:
+        return call.args
+    if call.raw_args is None:
+        return {}  # no input at all: fine for a tool without required parameters
+    param = tool.single_str_param()
+    return None if param is None else {param: call.raw_args}
+
+
 def _prepare(
     registry: ToolRegistry, call: ToolCall, ctx: ToolContext, started: float
 ) -> tuple[Tool, BaseModel] | ToolResultStep:
@@ -150,15 +184,9 @@ def _prepare(
     tool = registry.get(call.name)
     if tool is None:
         return _failed(call, ctx, started, "unknown_tool", _unknown_tool(registry, call.name), 0)
-    if call.args is not None:
-        raw: dict[str, Any] = call.args
-    elif call.raw_args is None:
-        raw = {}  # no input at all: fine for a tool without required parameters
-    else:
-        param = tool.single_str_param()
-        if param is None:
-            return _failed(call, ctx, started, "invalid_args", _not_an_object(tool, call), 0)
-        raw = {param: call.raw_args}
+    raw = _raw_input(tool, call)
+    if raw is None:
+        return _failed(call, ctx, started, "invalid_args", _not_an_object(tool, call), 0)
     try:
         return tool, tool.args_model.model_validate(raw)
     except ValidationError as exc:
@@ -249,6 +277,14 @@ def _json_safe(value: Any) -> Any:
 def _succeeded(
     call: ToolCall, ctx: ToolContext, started: float, output: Any, attempts: int
 ) -> ToolResultStep:
+    extra: dict[str, Any] = {}
+    if isinstance(output, ToolOutput):
+        extra = {
+            "usage": _json_safe(dict(output.usage)) if output.usage else None,
+            "child_thread_id": output.child_thread_id,
+            "child_chain": output.child_chain,
+        }
+        output = output.value
     return ToolResultStep(
         call_id=call.id,
         tool=call.name,
@@ -257,6 +293,7 @@ def _succeeded(
         duration_s=time.perf_counter() - started,
         attempts=attempts,
         idempotency_key=ctx.idempotency_key,
+        **extra,
     )
 
 

@@ -1,9 +1,13 @@
-"""The chain as plain text, one block per step, for terminals and logs."""
+"""The chain as plain text, one block per step, for terminals and logs.
+
+`to_text` redacts secrets and applies an audience's visibility (see
+`thinkgraph.views.visibility`); `format_step` formats one step as it is.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from thinkgraph.state import (
     BaseStep,
@@ -19,8 +23,10 @@ from thinkgraph.state import (
     ToolResultStep,
     ValidationStep,
 )
+from thinkgraph.tools.base import Tool
+from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, to_view_items
 
-__all__ = ["format_step", "to_text"]
+__all__ = ["format_item", "format_step", "step_body", "to_text"]
 
 
 def _indent(text: str, width: int = 6) -> str:
@@ -55,6 +61,11 @@ def _args(step: ToolCallStep) -> str:
 def format_step(step: BaseStep, *, width: int = 400) -> str:
     """One step as a line or a short block: `#3  thought   text…`."""
     head = f"#{step.number:<3} {getattr(step, 'type', '?'):<11} "
+    return head + _indent(_clip(step_body(step), width), width=len(head))
+
+
+def step_body(step: BaseStep) -> str:
+    """What a step says, without its number and type: the text the views show for it."""
     body: str
     if isinstance(step, TaskStep):
         body = step.text
@@ -91,9 +102,34 @@ def format_step(step: BaseStep, *, width: int = 400) -> str:
         body = f"{step.stop_reason}{forced}: {step.answer if step.answer is not None else '—'}"
     else:
         body = repr(step)
-    return head + _indent(_clip(body, width), width=len(head))
+    return body
 
 
-def to_text(chain: Iterable[BaseStep], *, width: int = 400) -> str:
-    """The whole chain as text, one step per block."""
-    return "\n".join(format_step(step, width=width) for step in chain)
+def format_item(item: ViewItem, *, width: int = 400) -> str:
+    """One view item: the step in full, or its summary line."""
+    if item.level == "full":
+        return format_step(item.step, width=width)
+    status = {True: "", False: "  (failed)", None: "  (no result yet)"}[item.ok]
+    head = f"#{item.step.number:<3} {'tool':<11} "
+    return head + _clip(f"{item.summary}{status}", width)
+
+
+def to_text(
+    chain: Iterable[BaseStep],
+    *,
+    width: int = 400,
+    audience: Audience = "developer",
+    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
+    policy: ViewPolicy | None = None,
+) -> str:
+    """The whole chain as text, one step per block, secrets redacted.
+
+    Args:
+        chain: the run's steps.
+        width: longest body shown per step; longer ones end with "…".
+        audience: "developer", "user" or "auditor" (see `thinkgraph.views.visibility`).
+        tools: the run's tools, for visibility, summaries and sensitive fields.
+        policy: visibility overrides.
+    """
+    items = to_view_items(list(chain), audience=audience, tools=tools, policy=policy)
+    return "\n".join(format_item(item, width=width) for item in items)

@@ -1,0 +1,21 @@
+"""Tools for the CLI tests: `--tools tests.cli.sample_tools:send_email` from the repo root."""
+
+from __future__ import annotations
+
+from thinkgraph import tool
+
+
+@tool(requires_approval=True, side_effects=True)
+def send_email(to: str, body: str) -> str:
+    """Send an email."""
+    return f"sent to {to}"
+
+
+@tool(requires_approval=True)
+def post_note(text: str) -> str:
+    """Post a note to the team board."""
+    return f"posted {text!r}"
+
+
+both = [send_email, post_note]
+"""Both tools, for runs that propose two calls needing approval."""

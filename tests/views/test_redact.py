@@ -1,0 +1,97 @@
+"""Secrets are redacted in every view: by field name, by value wherever it recurs, by pattern."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from tests.views._runs import PASSWORD, SESSION, SK_KEY, TOOLS, login_run
+from thinkgraph.hitl import Pending
+from thinkgraph.state import LLMCallStep, ObservationStep, TaskStep, ToolCall, ToolCallStep
+from thinkgraph.views import MASK, redact_chain, to_html, to_json, to_markdown, to_text
+
+VIEWS: dict[str, Callable[..., str]] = {
+    "text": lambda run, **kw: to_text(run.chain, **kw),
+    "markdown": to_markdown,
+    "json": to_json,
+    "html": to_html,
+}
+
+
+def test_the_run_really_holds_the_secrets_before_redaction() -> None:
+    # Otherwise the tests below would pass for the wrong reason.
+    raw = json.dumps([s.model_dump(mode="json") for s in login_run().chain])
+    assert PASSWORD in raw and SESSION in raw and SK_KEY in raw
+    llm = next(s for s in login_run().chain if isinstance(s, LLMCallStep))
+    assert PASSWORD in llm.text  # the model's reply carries the Action Input
+
+
+@pytest.mark.parametrize("audience", ["developer", "user", "auditor"])
+@pytest.mark.parametrize("view", sorted(VIEWS))
+def test_no_secret_appears_in_any_view_for_any_audience(view: str, audience: str) -> None:
+    out = VIEWS[view](login_run(), audience=audience, tools=TOOLS)
+    for secret in (PASSWORD, SESSION, SK_KEY, json.dumps(PASSWORD)[1:-1]):
+        assert secret not in out, (view, audience, secret)
+    assert MASK in out
+
+
+@pytest.mark.parametrize("view", sorted(VIEWS))
+def test_without_the_tools_secret_names_and_key_patterns_are_still_redacted(view: str) -> None:
+    out = VIEWS[view](login_run())  # the CLI's `show` has no tools loaded
+    assert PASSWORD not in out and SESSION not in out and SK_KEY not in out
+
+
+def test_redaction_never_changes_the_stored_chain() -> None:
+    run = login_run()
+    before = [s.model_dump() for s in run.chain]
+    redact_chain(run.chain, {t.name: t for t in TOOLS})
+    assert [s.model_dump() for s in run.chain] == before
+
+
+def test_a_sensitive_value_is_masked_wherever_it_recurs() -> None:
+    secret = 'pa"ss\\word'  # JSON-escaped inside an observation and an Action Input
+    chain = [
+        ToolCallStep(number=0, call=ToolCall(name="vault", args={"secret": secret, "n": 1})),
+        ObservationStep(number=1, call_id="x", tool="vault", text=json.dumps({"echo": secret})),
+        TaskStep(number=2, text=f"it was {secret}"),
+    ]
+    call, observation, task = redact_chain(chain)
+    assert call.call.args == {"secret": MASK, "n": 1}  # type: ignore[attr-defined]
+    assert observation.text == '{"echo": "***"}'  # type: ignore[attr-defined]
+    assert task.text == "it was ***"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("key sk-abcdefghijklmnop1234 here", "key *** here"),
+        ("Authorization: Bearer eyJhbGciOi.J9xyz", "Authorization: Bearer ***"),
+        ("token ghp_0123456789abcdefghijABCDEFGHIJ", "token ***"),
+        ("aws AKIAABCDEFGHIJKLMNOP", "aws ***"),
+        ("sk-short and Bearer x", "sk-short and Bearer x"),  # too short to be credentials
+    ],
+)
+def test_credential_patterns_are_masked_in_any_text(text: str, shown: str) -> None:
+    (step,) = redact_chain([TaskStep(number=0, text=text)])
+    assert step.text == shown  # type: ignore[attr-defined]
+
+
+def test_short_values_are_masked_in_their_field_but_not_hunted_elsewhere() -> None:
+    chain = [
+        ToolCallStep(number=0, call=ToolCall(name="pin", args={"pin": 42, "token": "abc"})),
+        TaskStep(number=1, text="abc 42"),
+    ]
+    call, task = redact_chain(chain)
+    assert call.call.args == {"pin": 42, "token": MASK}  # type: ignore[attr-defined]
+    assert task.text == "abc 42"  # type: ignore[attr-defined]
+
+
+def test_pending_questions_and_the_answer_are_redacted_in_the_json_view() -> None:
+    waits = Pending(kind="approval", call_id="c9", tool="login", args={"password": "abcdef"})
+    run = login_run().model_copy(update={"answer": f"done with {SESSION}", "pending": [waits]})
+    doc = json.loads(to_json(run, tools=TOOLS))
+    assert doc["answer"] == "done with ***"
+    assert doc["pending"][0]["args"] == {"password": MASK}
+    assert doc["pending"][0]["call_id"] == "c9"

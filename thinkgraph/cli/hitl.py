@@ -1,0 +1,385 @@
+"""`runs`, `pending`, `approve`, `reject`, `respond`, `decide`, `history` and `fork`.
+
+A paused run waits for one decision per waiting call, and nothing runs until every call
+has one (a partial answer is refused). The commands keep to that rule without storing
+half-answers anywhere:
+
+- `approve T`, `reject T --reason R` answer every waiting call alike;
+- `approve T C…`, `reject T C… --reason R`, `respond T C TEXT` answer the calls named,
+  and refuse, naming the others, when other calls still wait;
+- `decide T --approve C1 --edit C2='{…}' --reject C3='reason' --respond C4='text'` answers
+  a mixed pause in one command.
+
+The command that answers also continues the run, so it needs the run's tools and model
+(`--tools`, `--model` or `--script`), as `resume` does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from thinkgraph.cli._app import (
+    ApiBaseOpt,
+    ModelOpt,
+    StoreOpt,
+    app,
+    default_store,
+    exit_for,
+    fail,
+    guarded,
+    load_tool,
+    make_model,
+    report,
+)
+from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, print_new_steps
+from thinkgraph.hitl import Approve, Edit, Reject, Respond
+
+Decision = Approve | Edit | Reject | Respond
+STATUSES = ("running", "paused", "done", "failed")
+
+ToolsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--tools", help="The run's tools (module:attr): this command runs the rest."),
+]
+ScriptOpt = Annotated[
+    Path | None, typer.Option(help="The run's ScriptedModel replies (a JSON list).")
+]
+CallIdsArg = Annotated[
+    list[str] | None, typer.Argument(help="Call ids to answer; none: every waiting call.")
+]
+
+
+def _json_args(text: str, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        fail(f'{what} is not valid JSON ({exc}); pass an object like \'{{"to": "a@b.c"}}\'')
+    if not isinstance(value, dict):
+        fail(f"{what} must be a JSON object of the tool's arguments, not {type(value).__name__}")
+    return value
+
+
+def _not_waiting(thread: str, result: Any) -> str:
+    kinds = {p.kind for p in result.pending}
+    if "ask_human" in kinds:
+        return (
+            f"thread {thread!r} waits for an answer to ask_human, not for approvals; use "
+            f"thinkgraph resume {thread} --answer retry|abort|'guidance'"
+        )
+    go_on = f"continue it with thinkgraph resume {thread}"
+    if "breakpoint" in kinds:
+        return f"thread {thread!r} stopped at a breakpoint, not for approval; {go_on}"
+    if result.status == "running":
+        return f"thread {thread!r} is unfinished, not paused; {go_on}"
+    return f"thread {thread!r} is {result.status}: nothing waits for approval"
+
+
+def _answer_calls(
+    thread: str,
+    decide: Any,
+    flags: AgentFlags,
+    script: Path | None,
+) -> None:
+    """Check the decisions against what the run waits for, then resume it with them.
+
+    `decide(waiting_ids)` builds the decisions from the ids of the calls that wait. Every
+    check happens before `Agent.resume`, which checks again: a refused answer leaves the
+    stored run exactly as it was.
+    """
+    from thinkgraph.agent import Agent
+
+    loaded = [t for spec in flags.tools for t in load_tool(spec)]
+    chosen = make_model(flags.model, flags.api_base, script)
+
+    def go() -> None:
+        with Agent(chosen, loaded, store=flags.store or default_store()) as agent:
+            before = agent.result(thread)
+            waiting = {p.call_id or "": p for p in before.pending if p.kind == "approval"}
+            if before.status != "paused" or not waiting:
+                fail(_not_waiting(thread, before))
+            decisions: dict[str, Decision] = decide(sorted(waiting))
+            unknown = sorted(set(decisions) - set(waiting))
+            if unknown:
+                fail(
+                    f"no call {unknown[0]!r} waits for approval in thread {thread!r}; "
+                    f"waiting: {', '.join(sorted(waiting))} (see thinkgraph pending {thread})"
+                )
+            others = sorted(set(waiting) - set(decisions))
+            if others:
+                fail(
+                    f"calls {', '.join(others)} also wait and nothing runs until every call "
+                    f"is answered; answer all in one command: thinkgraph decide {thread} "
+                    "--approve ID --edit ID='{…}' --reject ID='reason' --respond ID='text'"
+                )
+            for call_id, decision in sorted(decisions.items()):
+                name = waiting[call_id].tool or ""
+                if isinstance(decision, Approve | Edit) and agent.deps.tools.get(name) is None:
+                    fail(
+                        f"call {call_id} runs tool {name!r}, which this command was not "
+                        "given; pass the run's tools with --tools module:attr"
+                    )
+            result = agent.resume(thread, decisions)
+        print_new_steps(result.chain, len(before.chain))
+        report(result)
+        exit_for(result, flags)
+
+    guarded(go)
+
+
+def _flags(
+    store: str,
+    tools: list[str] | None,
+    model: str | None,
+    api_base: str | None,
+    script: Path | None,
+) -> AgentFlags:
+    return AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
+
+
+@app.command()
+def approve(
+    thread: Annotated[str, typer.Argument(help="The paused thread.")],
+    call_ids: CallIdsArg = None,
+    edit: Annotated[
+        str | None,
+        typer.Option(help="Run the one CALL_ID with these arguments instead (a JSON object)."),
+    ] = None,
+    store: StoreOpt = "",
+    tools: ToolsOpt = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    script: ScriptOpt = None,
+) -> None:
+    """Approve waiting calls (all of them without CALL_ID) and continue the run."""
+    if edit is not None and len(call_ids or []) != 1:
+        fail("--edit changes one call: name exactly one CALL_ID (thinkgraph pending shows them)")
+    new_args = _json_args(edit, "--edit") if edit is not None else None
+
+    def decide(waiting: list[str]) -> dict[str, Decision]:
+        if new_args is not None:
+            return {call_ids[0]: Edit(args=new_args)} if call_ids else {}
+        return {c: Approve() for c in call_ids or waiting}
+
+    _answer_calls(thread, decide, _flags(store, tools, model, api_base, script), script)
+
+
+@app.command()
+def reject(
+    thread: Annotated[str, typer.Argument(help="The paused thread.")],
+    call_ids: CallIdsArg = None,
+    reason: Annotated[
+        str | None,
+        typer.Option(help="Why not (required); the model sees it as the call's observation."),
+    ] = None,
+    store: StoreOpt = "",
+    tools: ToolsOpt = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    script: ScriptOpt = None,
+) -> None:
+    """Reject waiting calls (all of them without CALL_ID) and continue the run."""
+    if not reason:
+        fail("reject needs --reason TEXT: the model reads it instead of the call's result")
+
+    def decide(waiting: list[str]) -> dict[str, Decision]:
+        return {c: Reject(reason=reason or "") for c in call_ids or waiting}
+
+    _answer_calls(thread, decide, _flags(store, tools, model, api_base, script), script)
+
+
+@app.command()
+def respond(
+    thread: Annotated[str, typer.Argument(help="The paused thread.")],
+    call_id: Annotated[str, typer.Argument(help="The call to answer.")],
+    text: Annotated[str, typer.Argument(help="The observation the model sees instead.")],
+    store: StoreOpt = "",
+    tools: ToolsOpt = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    script: ScriptOpt = None,
+) -> None:
+    """Answer a call yourself instead of running it, and continue the run."""
+    _answer_calls(
+        thread,
+        lambda _: {call_id: Respond(text=text)},
+        _flags(store, tools, model, api_base, script),
+        script,
+    )
+
+
+def _pairs(items: list[str] | None, option: str) -> list[tuple[str, str]]:
+    pairs = []
+    for item in items or []:
+        call_id, sep, value = item.partition("=")
+        if not sep or not call_id:
+            fail(f"{option} {item!r}: use {option} CALL_ID=VALUE")
+        pairs.append((call_id, value))
+    return pairs
+
+
+@app.command()
+def decide(
+    thread: Annotated[str, typer.Argument(help="The paused thread.")],
+    approve_ids: Annotated[
+        list[str] | None, typer.Option("--approve", help="CALL_ID to run as proposed.")
+    ] = None,
+    edits: Annotated[
+        list[str] | None, typer.Option("--edit", help="CALL_ID='{json args}' to run instead.")
+    ] = None,
+    rejects: Annotated[
+        list[str] | None, typer.Option("--reject", help="CALL_ID='reason' not to run.")
+    ] = None,
+    responds: Annotated[
+        list[str] | None, typer.Option("--respond", help="CALL_ID='observation' to give.")
+    ] = None,
+    store: StoreOpt = "",
+    tools: ToolsOpt = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    script: ScriptOpt = None,
+) -> None:
+    """Answer every waiting call of a pause in one command, each its own way."""
+    answers: list[tuple[str, Decision]] = [(c, Approve()) for c in approve_ids or []]
+    answers += [(c, Edit(args=_json_args(v, f"--edit {c}"))) for c, v in _pairs(edits, "--edit")]
+    answers += [
+        (c, Reject(reason=v or "rejected by a person")) for c, v in _pairs(rejects, "--reject")
+    ]
+    answers += [(c, Respond(text=v)) for c, v in _pairs(responds, "--respond")]
+    seen: set[str] = set()
+    for call_id, _ in answers:
+        if call_id in seen:
+            fail(f"call {call_id!r} is answered twice; give each call one decision")
+        seen.add(call_id)
+    if not answers:
+        fail(
+            "no decisions: give --approve ID, --edit ID='{…}', --reject ID='…' or --respond ID='…'"
+        )
+    _answer_calls(
+        thread, lambda _: dict(answers), _flags(store, tools, model, api_base, script), script
+    )
+
+
+@app.command()
+def pending(
+    thread: Annotated[str, typer.Argument(help="The thread to look at.")],
+    store: StoreOpt = "",
+) -> None:
+    """Say what a paused run waits for and print the commands that continue it."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.llm import ScriptedModel
+
+    def go() -> None:
+        with Agent(ScriptedModel([]), store=store or default_store()) as agent:
+            result = agent.result(thread)
+        if result.status in ("done", "failed"):
+            why = f" ({result.stop_reason})" if result.stop_reason else ""
+            typer.echo(f"thread {thread} is {result.status}{why}: it waits for nothing")
+            return
+        if result.pending:
+            typer.echo(describe(result.pending))
+        else:
+            typer.echo(f"thread {thread} is unfinished (its process stopped or is running)")
+        typer.echo("continue with (add the run's --tools and --model or --script):")
+        for command in how_to_continue(thread, result.pending, AgentFlags(store)):
+            typer.echo(f"  {command}")
+
+    guarded(go)
+
+
+@app.command()
+def runs(
+    store: StoreOpt = "",
+    status: Annotated[
+        str | None, typer.Option(help="Only runs that are running, paused, done or failed.")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many runs.")] = 50,
+) -> None:
+    """List the runs in the store, the most recently updated first."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.llm import ScriptedModel
+
+    if status is not None and status not in STATUSES:
+        fail(f"--status {status!r} is unknown; use one of {', '.join(STATUSES)}")
+
+    def go() -> None:
+        with Agent(ScriptedModel([]), store=store or default_store()) as agent:
+            found = agent.runs(status=status, limit=limit)  # type: ignore[arg-type]
+        if not found:
+            typer.echo("no runs" + (f" with status {status}" if status else ""))
+        for run in found:
+            what = run.waiting_for if run.status == "paused" else (run.stop_reason or "")
+            when = (
+                run.updated_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if run.updated_at else "?"
+            )
+            status_text = f"{run.status}: {what}" if what else run.status
+            typer.echo(f"{run.thread_id:<16} {status_text:<36} {run.steps:>3} steps  {when}")
+
+    guarded(go)
+
+
+@app.command()
+def history(
+    thread: Annotated[str, typer.Argument(help="The thread to list.")],
+    store: StoreOpt = "",
+) -> None:
+    """List a run's checkpoints, oldest first; fork from any of them."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.llm import ScriptedModel
+
+    def go() -> None:
+        with Agent(ScriptedModel([]), store=store or default_store()) as agent:
+            points = agent.history(thread)
+        for point in points:
+            when = point.at.astimezone().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if point.at else "?"
+            typer.echo(f"{point.checkpoint_id}  {point.node:<10} step {point.step:<3} {when}")
+
+    guarded(go)
+
+
+def _step_edits(items: list[str] | None) -> dict[int, dict[str, Any]]:
+    edits: dict[int, dict[str, Any]] = {}
+    for item in items or []:
+        number, colon, rest = item.partition(":")
+        field, equals, value = rest.partition("=")
+        if not (colon and equals and number.strip().isdigit() and field):
+            fail(f"--edit {item!r}: use STEP:FIELD=VALUE, e.g. --edit '5:text=the file is empty'")
+        edits.setdefault(int(number), {})[field.strip()] = value
+    return edits
+
+
+@app.command()
+def fork(
+    thread: Annotated[str, typer.Argument(help="The thread to fork.")],
+    checkpoint: Annotated[str, typer.Argument(help="A checkpoint id from `thinkgraph history`.")],
+    edit: Annotated[
+        list[str] | None,
+        typer.Option(help="STEP:FIELD=VALUE, e.g. '5:text=the file is empty' (repeatable)."),
+    ] = None,
+    new_thread: Annotated[str | None, typer.Option("--thread", help="The new thread id.")] = None,
+    store: StoreOpt = "",
+    tools: ToolsOpt = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    script: ScriptOpt = None,
+) -> None:
+    """Start a new thread from a checkpoint (optionally edited) and run it on."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.views import to_text
+
+    edits = _step_edits(edit)
+    flags = _flags(store, tools, model, api_base, script)
+    loaded = [t for spec in tools or [] for t in load_tool(spec)]
+    chosen = make_model(model, api_base, script)
+
+    def go() -> None:
+        with Agent(chosen, loaded, store=store or default_store()) as agent:
+            result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=new_thread)
+        typer.echo(to_text(result.chain))
+        report(result)
+        exit_for(result, flags)
+
+    guarded(go)

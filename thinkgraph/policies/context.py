@@ -1,0 +1,285 @@
+"""The context policy: how much of a long chain a prompt shows.
+
+The chain keeps everything; a prompt has room for less. `ContextPolicy` chooses, before
+the policy words the messages, which steps a prompt is projected from:
+
+- the task, the reset lessons and the steps after the last reset always stay;
+- the rest is cut into *entries*, the turns the model sees (a reply, an observation, a
+  note), grouped into units that cannot be split: a reply and the observations of its
+  tool calls go or stay together, so a native tool message never loses its call;
+- `truncate` drops the oldest units until at most `max_entries` entries are left;
+- `summarize` asks the model to condense the oldest units (and any earlier summary) into
+  one summary, recorded as an `LLMCallStep(purpose="summarize")` whose `covers_through`
+  names the last step it stands in for. Every later prompt shows the summary instead of
+  those steps, until the entries after it overflow again. When the call fails or answers
+  nothing, the prompt falls back to truncation.
+
+Large tool outputs are a separate matter: observe already shortens each observation to
+`max_observation_chars` and keeps the whole output in the tool_result step.
+
+Example:
+    >>> policy = ContextPolicy(max_entries=20, mode="summarize")
+    >>> policy.keep_after_summary
+    10
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest
+from thinkgraph.policies._messages import user_text
+from thinkgraph.policies.projection import (
+    AssistantTurn,
+    ObservationTurn,
+    UnparsedTurn,
+    is_covered,
+    latest_summary,
+    project,
+)
+from thinkgraph.state import (
+    BaseStep,
+    ErrorStep,
+    HumanStep,
+    LLMCallStep,
+    ResetStep,
+    TaskStep,
+    ValidationStep,
+)
+
+__all__ = ["ContextPolicy", "Fitted", "fit_context"]
+
+SUMMARY_INSTRUCTIONS = (
+    "You condense an agent's earlier work so it can carry on with less text. Write a short "
+    "summary of the steps below: what was tried, which tool results matter (keep exact "
+    "numbers, names and identifiers), what failed and why, and what is still open. Reply "
+    "with the summary only."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextPolicy:
+    """How many entries a prompt shows, and what happens to older ones.
+
+    Args:
+        max_entries: At most this many entries (turns after the task, lessons and summary)
+            go into a prompt. The latest unit always stays, even when it alone is larger.
+        mode: "truncate" drops the oldest entries; "summarize" condenses them with a model
+            call and falls back to truncating when that call fails.
+        keep_after_summary: Entries left as they are when a summary is made, so the next
+            few steps reuse it instead of summarizing again; half of `max_entries` by default.
+        instructions: The summarizer's system prompt.
+    """
+
+    max_entries: int
+    mode: Literal["truncate", "summarize"] = "truncate"
+    keep_after_summary: int = -1
+    instructions: str = field(default=SUMMARY_INSTRUCTIONS, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_entries < 1:
+            raise ValueError(f"max_entries={self.max_entries} must be at least 1")
+        if self.mode not in ("truncate", "summarize"):
+            raise ValueError(f"mode={self.mode!r}: use 'truncate' or 'summarize'")
+        if self.keep_after_summary < 0:
+            object.__setattr__(self, "keep_after_summary", max(1, self.max_entries // 2))
+        if self.keep_after_summary > self.max_entries:
+            raise ValueError(
+                f"keep_after_summary={self.keep_after_summary} is above max_entries="
+                f"{self.max_entries}; lower it"
+            )
+
+    def select(self, chain: Sequence[BaseStep]) -> list[BaseStep]:
+        """The chain a prompt is projected from: older units dropped to fit `max_entries`.
+
+        The task, everything up to the last reset and the latest summary stay; steps the
+        summary covers are left out.
+        """
+        head, summary, units = _split(chain)
+        kept = _fit(units, self.max_entries)
+        return [*head, *([summary] if summary else []), *(s for u in kept for s in u)]
+
+    def overflow(self, chain: Sequence[BaseStep]) -> list[BaseStep]:
+        """The steps a new summary should condense, or [] while the entries still fit."""
+        _, _, units = _split(chain)
+        if _count(units) <= self.max_entries:
+            return []
+        kept = _fit(units, self.keep_after_summary)
+        old = [s for u in units[: len(units) - len(kept)] for s in u]
+        # Steps the running node wrote are not numbered yet and cannot be covered.
+        return [s for s in old if s.number >= 0]
+
+    def summary_request(self, chain: Sequence[BaseStep], old: Sequence[BaseStep]) -> list[Message]:
+        """The messages asking the model to condense `old` (with the previous summary)."""
+        _, summary, _ = _split(chain)
+        parts = [f"Task: {_task(chain)}"]
+        if summary is not None:
+            parts.append(f"Summary so far: {summary.text}")
+        parts.append("Steps to condense:\n" + _transcript(old))
+        return [
+            {"role": "system", "content": self.instructions},
+            {"role": "user", "content": "\n\n".join(parts)},
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """What `fit_context` decided: the chain to project and the steps it recorded."""
+
+    chain: list[BaseStep]
+    """The steps the prompt is projected from."""
+    steps: list[BaseStep] = field(default_factory=list)
+    """A summarize `LLMCallStep` (successful or failed) to append to the run's chain."""
+    replies: list[ModelReply | None] = field(default_factory=list)
+    """One entry per model call made (None for a failed call), for the usage counters."""
+
+
+def fit_context(
+    policy: ContextPolicy, chain: Sequence[BaseStep], model: ChatModel, turn: int
+) -> Fitted:
+    """Fit `chain` into `policy`, summarizing first when the policy says so.
+
+    Args:
+        policy: The context policy.
+        chain: The run's chain, including the steps the running node wrote so far.
+        model: The model that writes summaries.
+        turn: The run's model-call count, for `ModelRequest.turn`.
+
+    Returns:
+        The chain to project, and the summarize step to record when a call was made.
+    """
+    old = policy.overflow(chain) if policy.mode == "summarize" else []
+    if not old:
+        return Fitted(chain=policy.select(chain))
+    request = ModelRequest(
+        messages=policy.summary_request(chain, old), turn=turn, purpose="summarize"
+    )
+    started = time.perf_counter()
+    try:
+        reply = model.complete(request)
+    except Exception as exc:  # a failed summary must not fail the step: truncate instead
+        failed = LLMCallStep(
+            node="think",
+            purpose="summarize",
+            model=model.name,
+            error=f"{type(exc).__name__}: {exc}",
+            latency_s=time.perf_counter() - started,
+        )
+        return Fitted(chain=policy.select(chain), steps=[failed], replies=[None])
+    text = reply.text.strip()
+    step = LLMCallStep(
+        node="think",
+        purpose="summarize",
+        model=reply.model,
+        provider=reply.provider,
+        text=text,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        cost_usd=reply.cost_usd,
+        latency_s=reply.latency_s,
+        fallback=reply.fallback,
+        error=None if text else "the model answered the summary request with nothing",
+        covers_through=max(s.number for s in old) if text else None,
+    )
+    return Fitted(chain=policy.select([*chain, step]), steps=[step], replies=[reply])
+
+
+# -- entries ----------------------------------------------------------------------------------
+
+_Unit = list[BaseStep]
+
+
+def _split(chain: Sequence[BaseStep]) -> tuple[list[BaseStep], LLMCallStep | None, list[_Unit]]:
+    """(steps up to the last reset, the latest summary, the uncovered units after it)."""
+    last_reset = max((i for i, s in enumerate(chain) if isinstance(s, ResetStep)), default=-1)
+    head = list(chain[: last_reset + 1])
+    if last_reset < 0:
+        # Without a reset the head is the task (and anything before it).
+        first = next((i for i, s in enumerate(chain) if isinstance(s, TaskStep)), -1)
+        head = list(chain[: first + 1])
+        last_reset = first
+    rest = list(chain[last_reset + 1 :])
+    summary = latest_summary(rest)
+    if summary is not None:
+        rest = [s for s in rest if s is not summary and not is_covered(s, summary)]
+    return head, summary, _units(rest)
+
+
+def _units(steps: Sequence[BaseStep]) -> list[_Unit]:
+    units: list[_Unit] = []
+    for step in steps:
+        if not units or _starts_unit(step):
+            units.append([step])
+        else:
+            units[-1].append(step)
+    return units
+
+
+def _starts_unit(step: BaseStep) -> bool:
+    """Whether a step opens a new unit; anything else belongs to the unit before it.
+
+    A think call opens a round that holds its thought, calls, results and observations;
+    a standalone note the model is shown opens its own.
+    """
+    if isinstance(step, LLMCallStep):
+        return step.purpose == "think"
+    if isinstance(step, ErrorStep):
+        return step.kind != "parse"
+    if isinstance(step, HumanStep):
+        return step.kind in ("guidance", "retry")
+    return isinstance(step, ValidationStep)
+
+
+def _size(unit: _Unit) -> int:
+    return len(project(unit))
+
+
+def _count(units: Sequence[_Unit]) -> int:
+    return sum(_size(u) for u in units)
+
+
+def _fit(units: Sequence[_Unit], limit: int) -> list[_Unit]:
+    """The latest units whose entries fit in `limit`; the last unit always stays."""
+    kept: list[_Unit] = []
+    total = 0
+    for unit in reversed(units):
+        size = _size(unit)
+        if kept and total + size > limit:
+            break
+        kept.append(unit)
+        total += size
+    return kept[::-1]
+
+
+def _task(chain: Sequence[BaseStep]) -> str:
+    return next((s.text for s in chain if isinstance(s, TaskStep)), "")
+
+
+def _transcript(steps: Sequence[BaseStep]) -> str:
+    """Old steps as plain lines for the summarizer."""
+    lines: list[str] = []
+    for turn in project(steps):
+        if isinstance(turn, AssistantTurn):
+            calls = ", ".join(
+                f"{c.name}({json.dumps(c.args) if c.args is not None else c.raw_args or ''})"
+                for c in turn.calls
+            )
+            line = f"Agent: {turn.thought}".rstrip()
+            if calls:
+                line += f" [called {calls}]"
+            if turn.answer is not None:
+                line += f" [answered: {turn.answer}]"
+            lines.append(line)
+        elif isinstance(turn, ObservationTurn):
+            lines.append(f"{turn.tool} {'failed' if turn.is_error else 'returned'}: {turn.text}")
+        elif isinstance(turn, UnparsedTurn):
+            lines.append(f"Agent (unreadable reply): {turn.text}")
+        else:
+            text = user_text(turn)
+            if text is not None:
+                lines.append(text)
+    return "\n".join(lines)

@@ -1,0 +1,109 @@
+"""What the markdown, JSON and HTML views share: a run's header, totals and step metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from thinkgraph.state import BaseStep, LLMCallStep, ToolResultStep
+from thinkgraph.tools.base import Tool
+from thinkgraph.views.redact import Redactor
+from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, to_view_items, tool_map
+
+if TYPE_CHECKING:
+    from thinkgraph.agent import RunResult
+
+__all__ = ["RunView", "build_run_view", "describe_pending", "fmt_cost", "step_metrics"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    """A run prepared for one audience: everything in it is redacted and filtered."""
+
+    thread_id: str
+    status: str
+    stop_reason: str | None
+    detail: str
+    answer: str | None
+    audience: Audience
+    items: list[ViewItem]
+    totals: dict[str, Any]
+    pending: list[dict[str, Any]]
+    """What a paused run waits for, each entry redacted."""
+
+
+def describe_pending(item: dict[str, Any]) -> str:
+    """One line for one thing a paused run waits for."""
+    kind = str(item.get("kind", "question"))
+    if kind == "approval":
+        return f"approval of {item.get('tool')} (call {item.get('call_id')})"
+    if kind == "breakpoint":
+        return f"breakpoint {item.get('when') or 'at'} {item.get('node')}"
+    return f"{kind}: {item.get('question') or item.get('value', '')}"
+
+
+def step_metrics(step: BaseStep) -> dict[str, Any]:
+    """Tokens, cost and duration of one step, where the step has them."""
+    if isinstance(step, LLMCallStep):
+        tokens = (
+            None
+            if step.prompt_tokens is None or step.completion_tokens is None
+            else step.prompt_tokens + step.completion_tokens
+        )
+        return {"tokens": tokens, "cost_usd": step.cost_usd, "duration_s": step.latency_s}
+    if isinstance(step, ToolResultStep):
+        # Tools that call a model (an llm tool, a sub-agent) report that model's usage.
+        usage = getattr(step, "usage", None)
+        if not isinstance(usage, dict):
+            return {"duration_s": step.duration_s}
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        tokens = None if prompt is None or completion is None else prompt + completion
+        return {"tokens": tokens, "cost_usd": usage.get("cost_usd"), "duration_s": step.duration_s}
+    return {}
+
+
+def fmt_cost(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.6f}"
+
+
+def _totals(result: RunResult) -> dict[str, Any]:
+    c = result.counters
+    llm = [s for s in result.chain if isinstance(s, LLMCallStep)]
+    tools = [s for s in result.chain if isinstance(s, ToolResultStep)]
+    return {
+        "steps": len(result.chain),
+        "think_steps": c.steps,
+        "model_calls": len(llm),
+        "tool_calls": len(tools),
+        "prompt_tokens": c.prompt_tokens,
+        "completion_tokens": c.completion_tokens,
+        "tokens": c.tokens,
+        "cost_usd": c.cost_usd if c.cost_known else None,
+        "model_time_s": round(sum(s.latency_s for s in llm), 6),
+        "tool_time_s": round(sum(s.duration_s for s in tools), 6),
+        "elapsed_s": round(c.elapsed_s, 6),
+    }
+
+
+def build_run_view(
+    result: RunResult,
+    *,
+    audience: Audience = "developer",
+    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
+    policy: ViewPolicy | None = None,
+) -> RunView:
+    """Redact and filter a run once, for every renderer."""
+    by_name = tool_map(tools)
+    redactor = Redactor(result.chain, by_name)
+    return RunView(
+        thread_id=result.thread_id,
+        status=result.status,
+        stop_reason=result.stop_reason,
+        detail=redactor.text(result.detail),
+        answer=None if result.answer is None else redactor.text(result.answer),
+        audience=audience,
+        items=to_view_items(result.chain, audience=audience, tools=by_name, policy=policy),
+        totals=_totals(result),
+        pending=[redactor.pending(item) for item in result.pending],
+    )

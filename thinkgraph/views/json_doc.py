@@ -1,0 +1,90 @@
+"""The chain as one JSON document, for other programs.
+
+The document's keys are fixed (programs can rely on them); each shown step is the step
+record's own JSON (`model_dump(mode="json")`) after redaction, plus a `visibility` key.
+A summarized tool call is reduced to a few keys and its summary, never its arguments.
+
+Example:
+    >>> import json
+    >>> from thinkgraph import Agent, ScriptedModel
+    >>> with Agent(ScriptedModel(["Thought: easy\\nFinal Answer: 4"]), store="memory://") as a:
+    ...     doc = json.loads(to_json(a.run("2 + 2?", thread_id="j")))
+    >>> doc["status"], doc["answer"], [s["type"] for s in doc["steps"]]
+    ('done', '4', ['task', 'llm_call', 'thought', 'final'])
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from thinkgraph.tools.base import Tool
+from thinkgraph.views._run import build_run_view
+from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy
+
+if TYPE_CHECKING:
+    from thinkgraph.agent import RunResult
+
+__all__ = ["FORMAT_VERSION", "to_json", "to_json_dict"]
+
+FORMAT_VERSION = "thinkgraph.chain/1"
+"""The `format` key of every document; bumped when a key changes meaning or goes away."""
+
+
+def _item(item: ViewItem) -> dict[str, Any]:
+    step = item.step
+    if item.level == "summary":
+        return {
+            # Serialized like full steps, so `at` has one format in the whole document.
+            **step.model_dump(mode="json", include={"number", "id", "at", "type"}),
+            "visibility": "summary",
+            "call_id": item.call_id,
+            "summary": item.summary,
+            "ok": item.ok,
+        }
+    return {**step.model_dump(mode="json"), "visibility": "full"}
+
+
+def to_json_dict(
+    result: RunResult,
+    *,
+    audience: Audience = "developer",
+    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
+    policy: ViewPolicy | None = None,
+) -> dict[str, Any]:
+    """The document as a dict (see `to_json`)."""
+    view = build_run_view(result, audience=audience, tools=tools, policy=policy)
+    return {
+        "format": FORMAT_VERSION,
+        "thread_id": view.thread_id,
+        "status": view.status,
+        "stop_reason": view.stop_reason,
+        "detail": view.detail,
+        "answer": view.answer,
+        "audience": view.audience,
+        "totals": view.totals,
+        "pending": view.pending,
+        "steps": [_item(item) for item in view.items],
+    }
+
+
+def to_json(
+    result: RunResult,
+    *,
+    audience: Audience = "developer",
+    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
+    policy: ViewPolicy | None = None,
+    indent: int | None = 2,
+) -> str:
+    """A run as a JSON document: status, totals, pending questions and the shown steps.
+
+    Args:
+        result: the run, e.g. from `Agent.result(thread_id)`.
+        audience: "developer", "user" or "auditor".
+        tools: the run's tools, for visibility, summaries and sensitive fields.
+        policy: visibility overrides.
+        indent: JSON indentation; None for one line.
+    """
+    doc = to_json_dict(result, audience=audience, tools=tools, policy=policy)
+    return json.dumps(doc, indent=indent, ensure_ascii=False, default=repr)

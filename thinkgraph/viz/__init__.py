@@ -1,0 +1,48 @@
+"""Diagrams of thinkgraph graphs and of the path one run took through them.
+
+A graph is read once into a networkx model (`to_graph_model`), checked (`check_graph`) and
+rendered offline by pure functions: `to_mermaid`, `to_ascii`, `to_dot`, and `to_svg` /
+`to_png` through Graphviz when it is installed. A run overlay (`build_overlay`) marks the
+visited nodes and edges with counts, and where the run paused or stopped.
+
+Example:
+    >>> from thinkgraph.viz import to_graph_model, to_ascii
+    >>> print(to_ascii(to_graph_model(graph)))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from thinkgraph.viz.ascii import to_ascii
+from thinkgraph.viz.checks import check_graph
+from thinkgraph.viz.dot import GraphvizNotFoundError, to_dot, to_png, to_svg
+from thinkgraph.viz.mermaid import to_mermaid
+from thinkgraph.viz.model import (
+    EDGE_LABELS,
+    approval_tools,
+    guarded_router,
+    is_guarded_router,
+    to_graph_model,
+)
+from thinkgraph.viz.overlay import RunOverlay, build_overlay, overlay_from_result
+from thinkgraph.viz.render import FORMATS, DiagramFormat, render
+
+__all__ = [
+    "EDGE_LABELS",
+    "FORMATS",
+    "DiagramFormat",
+    "GraphvizNotFoundError",
+    "RunOverlay",
+    "approval_tools",
+    "build_overlay",
+    "check_graph",
+    "guarded_router",
+    "is_guarded_router",
+    "overlay_from_result",
+    "render",
+    "to_ascii",
+    "to_dot",
+    "to_graph_model",
+    "to_mermaid",
+    "to_png",
+    "to_svg",
+]
