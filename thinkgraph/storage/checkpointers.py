@@ -140,9 +140,31 @@ def _sqlite_path(url: str, rest: str) -> Path:
     return Path(rest[1:])
 
 
-def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
+def _compact_sqlite_saver() -> type[BaseCheckpointSaver[Any]]:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
+    class CompactSqliteSaver(SqliteSaver):
+        """LangGraph's SqliteSaver with integer channel versions.
+
+        Every checkpoint stores the version of every channel, and again per node in
+        `versions_seen`. SqliteSaver's versions are 50-character strings with a random
+        suffix, which the savers that keep one blob per version need; SQLite keeps the
+        values inline in the checkpoint, so a plain counter is enough and saves over a
+        kilobyte per checkpoint.
+        """
+
+        def get_next_version(self, current: Any, channel: None) -> Any:
+            if current is None:
+                return 1
+            if isinstance(current, int):
+                return current + 1
+            return int(str(current).split(".", 1)[0]) + 1
+
+    return CompactSqliteSaver
+
+
+def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
+    saver_class = _compact_sqlite_saver()
     path = _sqlite_path(url, rest)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,7 +189,7 @@ def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
             f"{path} is a SQLite database but not a thinkgraph store "
             f"(it has tables {sorted(foreign)}); use another file"
         )
-    saver = SqliteSaver(conn, serde=serializer())
+    saver = saver_class(conn, serde=serializer())  # type: ignore[call-arg]
     try:
         saver.setup()
     except sqlite3.DatabaseError as exc:
