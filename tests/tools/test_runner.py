@@ -15,7 +15,6 @@ from thinkgraph.state import ToolCall, ToolResultStep
 from thinkgraph.tools import (
     Tool,
     ToolContext,
-    ToolOutput,
     ToolRegistry,
     aexecute_call,
     execute_call,
@@ -402,35 +401,3 @@ def test_async_only_subclass_runs_from_sync_code() -> None:
 
     result = execute_call(ToolRegistry([Remote()]), call("remote"), CTX)
     assert result.output == "remote answer"
-
-
-# -- ToolOutput ------------------------------------------------------------------------------
-
-
-def test_a_tool_output_puts_its_extras_in_the_step_and_its_value_in_output(
-    run_call: Runner,
-) -> None:
-    @tool
-    def delegated() -> Any:
-        """Return a value with usage and a child chain."""
-        return ToolOutput(
-            {"answer": 7},
-            usage={"prompt_tokens": 3, "completion_tokens": 1, "cost_usd": None},
-            child_thread_id="child",
-            child_chain=[{"type": "task", "text": "x"}],
-        )
-
-    result = run_call(ToolRegistry([delegated]), call("delegated"))
-    assert (result.ok, result.output, result.child_thread_id) == (True, {"answer": 7}, "child")
-    assert result.usage == {"prompt_tokens": 3, "completion_tokens": 1, "cost_usd": None}
-    assert result.child_chain == [{"type": "task", "text": "x"}]
-
-
-def test_a_plain_output_has_no_extras(run_call: Runner) -> None:
-    result = run_call(REGISTRY, call("add", {"a": 1}))
-    assert (result.usage, result.child_thread_id, result.child_chain, result.cached) == (
-        None,
-        None,
-        None,
-        False,
-    )

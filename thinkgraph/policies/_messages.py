@@ -8,6 +8,7 @@ guidance are user messages worded the same way in each.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from thinkgraph.llm.base import Message
 from thinkgraph.policies.projection import (
@@ -21,7 +22,7 @@ from thinkgraph.policies.projection import (
     TaskTurn,
     Turn,
     UnparsedTurn,
-    project,
+    fold_turns,
 )
 from thinkgraph.state import BaseStep
 
@@ -82,8 +83,8 @@ def text_messages(
             reply text for it; otherwise the model is shown what it wrote.
         demand: A last user message, e.g. the demand for a final answer.
     """
-    messages: list[Message] = [{"role": "system", "content": system}]
-    for turn in project(chain):
+
+    def fold(messages: list[Message], state: dict[str, Any], turn: Turn) -> None:
         if isinstance(turn, AssistantTurn):
             messages.append({"role": "assistant", "content": turn.text or canonical(turn)})
         elif isinstance(turn, UnparsedTurn):
@@ -99,6 +100,11 @@ def text_messages(
             text = user_text(turn)
             if text is not None:
                 append(messages, {"role": "user", "content": text})
+
+    head: list[Message] = [{"role": "system", "content": system}]
+    # The key names the format by its canonical writer, whose wording differs per policy.
+    key = f"text:{canonical.__module__}.{canonical.__qualname__}"
+    messages, _ = fold_turns(chain, key, head, fold)
     if demand is not None:
         append(messages, {"role": "user", "content": demand})
     return messages

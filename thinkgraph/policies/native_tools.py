@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from thinkgraph.policies._messages import append, user_text
 from thinkgraph.policies.base import Decision
-from thinkgraph.policies.projection import AssistantTurn, ObservationTurn, UnparsedTurn, project
+from thinkgraph.policies.projection import (
+    AssistantTurn,
+    ObservationTurn,
+    Turn,
+    UnparsedTurn,
+    fold_turns,
+)
 from thinkgraph.state import BaseStep, ToolCall
 
 if TYPE_CHECKING:
@@ -94,34 +100,35 @@ class NativeTools:
         as providers require; a call that never ran (the run stopped first) gets a short
         note instead of a result.
         """
-        messages: list[Message] = [{"role": "system", "content": self.instructions}]
-        open_calls: list[str] = []
-        for turn in project(chain):
-            if isinstance(turn, ObservationTurn) and turn.call_id in open_calls:
-                open_calls.remove(turn.call_id)
-                messages.append(
-                    {"role": "tool", "tool_call_id": turn.call_id, "content": turn.text}
-                )
-                continue
-            _close(messages, open_calls)
-            if isinstance(turn, AssistantTurn):
-                messages.append(_assistant(turn))
-                open_calls = [c.id for c in turn.calls]
-            elif isinstance(turn, UnparsedTurn):
-                # Some providers reject an empty assistant message.
-                messages.append({"role": "assistant", "content": turn.text or "(empty reply)"})
-                append(messages, {"role": "user", "content": turn.feedback})
-            elif isinstance(turn, ObservationTurn):
-                # An observation whose call is not shown (e.g. summarized away): as text.
-                append(messages, {"role": "user", "content": f"{turn.tool} returned: {turn.text}"})
-            else:
-                text = user_text(turn)
-                if text is not None:
-                    append(messages, {"role": "user", "content": text})
-        _close(messages, open_calls)
+        head: list[Message] = [{"role": "system", "content": self.instructions}]
+        messages, state = fold_turns(chain, "native_tools", head, _fold)
+        _close(messages, state.setdefault("open_calls", []))
         if final:
             append(messages, {"role": "user", "content": _DEMAND_FINAL})
         return messages
+
+
+def _fold(messages: list[Message], state: dict[str, Any], turn: Turn) -> None:
+    open_calls: list[str] = state.setdefault("open_calls", [])
+    if isinstance(turn, ObservationTurn) and turn.call_id in open_calls:
+        open_calls.remove(turn.call_id)
+        messages.append({"role": "tool", "tool_call_id": turn.call_id, "content": turn.text})
+        return
+    _close(messages, open_calls)
+    if isinstance(turn, AssistantTurn):
+        messages.append(_assistant(turn))
+        open_calls.extend(c.id for c in turn.calls)
+    elif isinstance(turn, UnparsedTurn):
+        # Some providers reject an empty assistant message.
+        messages.append({"role": "assistant", "content": turn.text or "(empty reply)"})
+        append(messages, {"role": "user", "content": turn.feedback})
+    elif isinstance(turn, ObservationTurn):
+        # An observation whose call is not shown (e.g. summarized away): as text.
+        append(messages, {"role": "user", "content": f"{turn.tool} returned: {turn.text}"})
+    else:
+        text = user_text(turn)
+        if text is not None:
+            append(messages, {"role": "user", "content": text})
 
 
 def _assistant(turn: AssistantTurn) -> Message:

@@ -28,7 +28,7 @@ from thinkgraph.policies.projection import (
     TaskTurn,
     Turn,
     UnparsedTurn,
-    project,
+    fold_turns,
 )
 from thinkgraph.state import BaseStep, ToolCall
 
@@ -113,16 +113,19 @@ class ReActText:
             A system message, then user and assistant messages; consecutive user messages
             are merged into one.
         """
-        messages: list[Message] = [{"role": "system", "content": self.system_prompt(tools)}]
-        for turn in project(chain):
-            for role, content in _render(turn):
-                _append(messages, role, content)
+        head: list[Message] = [{"role": "system", "content": self.system_prompt(tools)}]
+        messages, _ = fold_turns(chain, "react_text", head, _fold)
         if final:
             _append(messages, "user", _DEMAND_FINAL.format(final=FINAL_FORMAT))
         return messages
 
 
 # -- rendering turns ------------------------------------------------------------------------
+
+
+def _fold(messages: list[Message], state: dict[str, Any], turn: Turn) -> None:
+    for role, content in _render(turn):
+        _append(messages, role, content)
 
 
 def _render(turn: Turn) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -26,6 +26,9 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from thinkgraph.errors import StorageError
 from thinkgraph.state import STEP_TYPES, Counters, RunInfo, ToolCall, Verdict
 from thinkgraph.types import Breakpoints, NextAction, StepLimits
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
 __all__ = ["DEFAULT_STORE", "close_checkpointer", "open_checkpointer", "serializer"]
 
@@ -140,7 +143,7 @@ def _sqlite_path(url: str, rest: str) -> Path:
     return Path(rest[1:])
 
 
-def _compact_sqlite_saver() -> type[BaseCheckpointSaver[Any]]:
+def _compact_sqlite_saver() -> type[SqliteSaver]:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     class CompactSqliteSaver(SqliteSaver):
@@ -189,7 +192,7 @@ def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
             f"{path} is a SQLite database but not a thinkgraph store "
             f"(it has tables {sorted(foreign)}); use another file"
         )
-    saver = saver_class(conn, serde=serializer())  # type: ignore[call-arg]
+    saver = saver_class(conn, serde=serializer())
     try:
         saver.setup()
     except sqlite3.DatabaseError as exc:
