@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import ormsgpack
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-import ormsgpack
 from langgraph.checkpoint.serde.jsonplus import (
     EXT_CONSTRUCTOR_SINGLE_ARG,
     EXT_DELTA_SNAPSHOT,
