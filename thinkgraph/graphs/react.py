@@ -19,7 +19,7 @@ from thinkgraph.nodes.observe import observe
 from thinkgraph.nodes.reset import reset
 from thinkgraph.nodes.think import think
 from thinkgraph.nodes.validate import validate
-from thinkgraph.state import AgentState, Counters
+from thinkgraph.state import AgentState, Counters, number_steps
 from thinkgraph.tools.cache import find_cached
 from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.viz.checks import check_graph
@@ -49,8 +49,9 @@ def _sends(
     # `cache_ttls` is empty unless a tool caches, so the usual round scans nothing.
     hits = find_cached(tools, state["chain"], calls) if tools and tools.cache_ttls else {}
     sends = []
-    for call in calls:
-        task = ActTask(call=call, step=step)
+    first = len(state["chain"])
+    for offset, call in enumerate(calls):
+        task = ActTask(call=call, step=step, number=first + offset)
         if call.id in hits:
             task["cached"] = hits[call.id]
         sends.append(Send(routing.ACT, task))
@@ -86,7 +87,9 @@ def _named(name: str, node: Node, deps: Deps) -> Node:
     # Every node records its name in the `node` channel, so a stored run says which node
     # ran last (for breakpoints and history) without scanning the chain.
     def run(state: AgentState) -> dict[str, Any]:
-        return {**node(state, deps=deps), "node": name}
+        update = node(state, deps=deps)
+        number_steps(update.get("chain", ()), len(state["chain"]))
+        return {**update, "node": name}
 
     run.__name__ = name
     return run
@@ -94,7 +97,10 @@ def _named(name: str, node: Node, deps: Deps) -> Node:
 
 def _named_act(deps: Deps) -> Node:
     def run(task: ActTask, config: RunnableConfig) -> dict[str, Any]:
-        return {**act(task, config, deps=deps), "node": routing.ACT}
+        update = act(task, config, deps=deps)
+        if "number" in task:
+            number_steps(update.get("chain", ()), task["number"])
+        return {**update, "node": routing.ACT}
 
     run.__name__ = routing.ACT
     return run

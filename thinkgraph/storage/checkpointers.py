@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,13 +19,24 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import (
     EXT_CONSTRUCTOR_SINGLE_ARG,
     EXT_DELTA_SNAPSHOT,
+    EXT_METHOD_SINGLE_ARG,
     EXT_PYDANTIC_V2,
     JsonPlusSerializer,
 )
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from pydantic import TypeAdapter
 
 from thinkgraph.errors import StorageError
-from thinkgraph.state import STEP_TYPES, Counters, RunInfo, ToolCall, Verdict
+from thinkgraph.state import (
+    STEP_TYPES,
+    BaseStep,
+    Counters,
+    PackedSteps,
+    RunInfo,
+    Step,
+    ToolCall,
+    Verdict,
+)
 from thinkgraph.types import Breakpoints, NextAction, StepLimits
 
 if TYPE_CHECKING:
@@ -67,11 +79,48 @@ def serializer(extra_types: list[type[Any]] | None = None) -> JsonPlusSerializer
     are revived from a prebuilt table (no import or allowlist look-up per object); any
     other type goes through LangGraph's hook and its allowlist.
     """
-    types = [*_record_types(), *(extra_types or [])]
+    types: list[type[Any]] = [*_record_types(), PackedSteps, *(extra_types or [])]
     allowed = [(t.__module__, t.__qualname__) for t in types]
     fallback = JsonPlusSerializer(allowed_msgpack_modules=allowed)
     hook = _fast_ext_hook({(t.__module__, t.__qualname__): t for t in types}, fallback)
-    return JsonPlusSerializer(allowed_msgpack_modules=allowed, __unpack_ext_hook__=hook)
+    return _PackingSerializer(allowed_msgpack_modules=allowed, __unpack_ext_hook__=hook)
+
+
+_STEPS: TypeAdapter[list[BaseStep]] = TypeAdapter(list[Step])  # type: ignore[arg-type]
+
+
+def _is_steps(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and isinstance(value[0], BaseStep)
+
+
+def pack_steps(steps: list[BaseStep]) -> PackedSteps:
+    """Steps as one record (see `PackedSteps`)."""
+    return PackedSteps(blob=ormsgpack.packb([s.model_dump() for s in steps]))
+
+
+def unpack_steps(packed: PackedSteps) -> list[BaseStep]:
+    """The steps of a packed record, revived in one validation."""
+    return _STEPS.validate_python(ormsgpack.unpackb(packed.blob))
+
+
+class _PackingSerializer(JsonPlusSerializer):
+    """Packs lists of steps on the way in; the ext hook unpacks them on the way out."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        if _is_steps(obj):
+            obj = pack_steps(obj)  # a node's write to the chain
+        elif isinstance(obj, _DeltaSnapshot) and _is_steps(obj.value):
+            obj = _DeltaSnapshot(pack_steps(obj.value))  # a chain snapshot (per-value savers)
+        elif isinstance(obj, dict) and isinstance(obj.get("channel_values"), dict):
+            values = obj["channel_values"]  # a whole checkpoint (SQLite)
+            packed = {
+                k: _DeltaSnapshot(pack_steps(v.value))
+                for k, v in values.items()
+                if isinstance(v, _DeltaSnapshot) and _is_steps(v.value)
+            }
+            if packed:
+                obj = {**obj, "channel_values": {**values, **packed}}
+        return super().dumps_typed(obj)
 
 
 def _fast_ext_hook(
@@ -86,8 +135,15 @@ def _fast_ext_hook(
         if code in (EXT_PYDANTIC_V2, EXT_CONSTRUCTOR_SINGLE_ARG):
             parts = ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS)
             cls = classes.get((parts[0], parts[1]))
+            if cls is PackedSteps:
+                return unpack_steps(PackedSteps(**parts[2]))
             if cls is not None:
                 return cls(**parts[2]) if code == EXT_PYDANTIC_V2 else cls(parts[2])
+        elif code == EXT_METHOD_SINGLE_ARG:
+            # Every step's timestamp is stored as datetime.fromisoformat(...).
+            parts = ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS)
+            if tuple(parts[:2]) == ("datetime", "datetime") and parts[3] == "fromisoformat":
+                return datetime.fromisoformat(parts[2])
         return slow(code, data)
 
     return hook
