@@ -89,7 +89,14 @@ def _named(name: str, node: Node, deps: Deps) -> Node:
     def run(state: AgentState) -> dict[str, Any]:
         update = node(state, deps=deps)
         number_steps(update.get("chain", ()), len(state["chain"]))
-        return {**update, "node": name}
+        # A value equal to the one stored is left out: the state is the same either way,
+        # and each written channel costs a serialized row in the checkpoint's writes.
+        changed = {
+            key: value
+            for key, value in update.items()
+            if key == "chain" or key not in state or state[key] != value  # type: ignore[literal-required]
+        }
+        return {**changed, "node": name}
 
     run.__name__ = name
     return run

@@ -227,7 +227,7 @@ def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
     path = _sqlite_path(url, rest)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        conn = sqlite3.connect(str(path), check_same_thread=False)
         # WAL lets readers (the CLI's `show`, `runs`) work while a run writes; NORMAL
         # synchronous is durable across process crashes, which is what resume needs.
         conn.execute("PRAGMA journal_mode=WAL")
