@@ -18,8 +18,8 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck postgres system-deps unit
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check thinkgraph tests bench examples
-	$(VENV)/bin/ruff format --check thinkgraph tests bench examples
+	$(VENV)/bin/ruff check thinkgraph tests bench $(wildcard examples)
+	$(VENV)/bin/ruff format --check thinkgraph tests bench $(wildcard examples)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

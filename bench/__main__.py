@@ -55,6 +55,7 @@ def config_from(args: argparse.Namespace) -> SuiteConfig:
             cycles=(10, 100),
             storage_cycles=(100,),
             resume_cycles=(100,),
+            paused_cycles=None,
             repeat=args.repeat,
             prebuilt_max_cycles=args.prebuilt_max_cycles,
         )

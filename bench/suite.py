@@ -35,6 +35,8 @@ class SuiteConfig:
     """Resumes per system and length (cheap, so more than `repeat`)."""
     prebuilt_max_cycles: int = 1000
     """The prebuilt agent is not run above this length (its cost is quadratic)."""
+    paused_cycles: int | None = 300
+    """Length of the runs paused for approval whose resume is timed; None skips them."""
     prebuilt_once_from: int = 1000
     """From this length the prebuilt agent is timed once, not `repeat` times."""
 
@@ -47,6 +49,8 @@ class SuiteResults:
     runs: list[RunSample] = field(default_factory=list)
     resumes: list[ResumeSample] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    paused_resume_s: list[float] = field(default_factory=list)
+    """thinkgraph only: resuming a run paused for approval after 300 cycles, to done."""
     seconds: float = 0.0
 
 
@@ -65,6 +69,12 @@ def run_suite(config: SuiteConfig) -> SuiteResults:
         kept = _timed_runs(config, root, results)
         kept.update(_untimed_runs(config, root, kept))
         _resumes(config, kept, results)
+        if config.paused_cycles is not None:
+            paused = thinkgraph_run.paused_resumes(
+                _fresh_dir(root, "tg-paused"), config.resume_repeat, config.paused_cycles
+            )
+            results.paused_resume_s = paused
+            log(f"  thinkgraph paused resume: {[round(s * 1000, 1) for s in paused]} ms")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     results.seconds = time.perf_counter() - started

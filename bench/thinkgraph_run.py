@@ -136,3 +136,61 @@ def _timed_result(db: Path, cycles: int) -> float:
     if len(result.chain) < 5 * cycles:
         raise RuntimeError(f"the stored run has {len(result.chain)} steps, not a full run")
     return seconds
+
+
+def _publish(report: str) -> str:
+    """Publish a report (needs a person's approval)."""
+    return f"published: {report}"
+
+
+PUBLISH = tool(requires_approval=True)(_publish)
+PAUSED_CYCLES = 300
+"""The length of the paused run: issue 3 asks for resume latency at 300+ cycles."""
+
+
+def paused_resumes(workdir: Path, repeat: int, cycles: int = PAUSED_CYCLES) -> list[float]:
+    """Time resuming runs paused for approval after `cycles` cycles, each in a fresh agent.
+
+    Each run does `cycles` add calls, then proposes a call that needs approval and pauses.
+    The timed part is `Agent.resume(thread, decisions={call: Approve()})` in a new `Agent`
+    (new connection, cold caches) until the run is done: loading the paused state, then
+    approve, act, observe, think, validate and finalize. The pauses are made untimed,
+    one thread per repeat, so every resume starts from the same kind of state.
+    """
+    from thinkgraph import Approve
+
+    db = workdir / "paused.db"
+    replies = [
+        *react_replies(cycles)[:-1],
+        'Thought: publish it\nAction: _publish\nAction Input: {"report": "done"}',
+        f"Thought: all done\nFinal Answer: {final_answer(cycles)}",
+    ]
+
+    def agent() -> Agent:
+        made = Agent(
+            ScriptedModel(replies),
+            [ADD, PUBLISH],
+            limits=StepLimits(max_steps=cycles + 2),
+            store=f"sqlite:///{db.resolve()}",
+        )
+        _ = made.graph
+        return made
+
+    calls: list[tuple[str, str]] = []
+    with agent() as maker:
+        for n in range(repeat):
+            paused = maker.run(TASK, thread_id=f"paused-{n}")
+            if paused.status != "paused" or not paused.pending:
+                raise RuntimeError(f"the run did not pause for approval: {paused.status}")
+            calls.append((paused.thread_id, str(paused.pending[0].call_id)))
+    seconds: list[float] = []
+    for thread_id, call_id in calls:
+        fresh = agent()
+        gc.collect()
+        started = time.perf_counter()
+        result = fresh.resume(thread_id, decisions={call_id: Approve()})
+        seconds.append(time.perf_counter() - started)
+        fresh.close()
+        if result.answer != final_answer(cycles):
+            raise RuntimeError(f"the resumed run answered {result.answer!r}")
+    return seconds

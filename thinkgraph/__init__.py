@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent, RunResult
     from thinkgraph.errors import ThinkgraphError
+    from thinkgraph.hitl import Approve, Edit, Pending, Reject, Respond
     from thinkgraph.llm.base import ChatModel
     from thinkgraph.llm.scripted import ScriptedModel
     from thinkgraph.state import Verdict
@@ -23,8 +24,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Agent",
+    "Approve",
     "ChatModel",
+    "Edit",
     "NextAction",
+    "Pending",
+    "Reject",
+    "Respond",
     "RunResult",
     "ScriptedModel",
     "StepLimits",
@@ -48,6 +54,12 @@ _WHERE = {
     "Tool": "thinkgraph.tools.base",
     "tool": "thinkgraph.tools.base",
     "Verdict": "thinkgraph.state",
+    # human in the loop
+    "Approve": "thinkgraph.hitl",
+    "Edit": "thinkgraph.hitl",
+    "Reject": "thinkgraph.hitl",
+    "Respond": "thinkgraph.hitl",
+    "Pending": "thinkgraph.hitl",
     # errors
     "ThinkgraphError": "thinkgraph.errors",
 }

@@ -11,7 +11,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, StateSnapshot
+from langgraph.constants import INTERRUPT
+from langgraph.types import Command, Interrupt, StateSnapshot
 from pydantic import BaseModel, ConfigDict, Field
 
 from thinkgraph.errors import (
@@ -206,14 +207,30 @@ class Agent:
         limit = 6 * (limits or self.limits).max_steps + 25
         return {"configurable": {"thread_id": thread_id}, "recursion_limit": limit}
 
-    def _invoke(self, graph_input: Any, config: RunnableConfig, points: Breakpoints) -> None:
-        self.graph.invoke(
+    def _invoke(self, graph_input: Any, config: RunnableConfig, points: Breakpoints) -> Any:
+        return self.graph.invoke(
             graph_input,
             config,
             durability="sync",
             interrupt_before=list(points.before) or None,
             interrupt_after=list(points.after) or None,
         )
+
+    def _finish(self, thread_id: str, config: RunnableConfig, output: Any) -> RunResult:
+        """The result of a run that just stopped, from the values `invoke` returned.
+
+        Reading the stored state again would rebuild the whole chain; the values in hand
+        are the same. Only a stop that the output cannot explain (a breakpoint) is read
+        back from the store.
+        """
+        if not isinstance(output, dict):
+            return self.result(thread_id)
+        interrupts = tuple(output.get("__interrupt__") or ())
+        if not interrupts and not isinstance(output.get("run"), RunInfo):
+            return self.result(thread_id)
+        values = {k: v for k, v in output.items() if k != "__interrupt__"}
+        snapshot = StateSnapshot(values, (), config, None, None, None, (), interrupts)
+        return self._result_of(thread_id, snapshot)
 
     # -- running --------------------------------------------------------------------------
 
@@ -234,8 +251,8 @@ class Agent:
                 f"thread {thread_id!r} already holds a run; continue it with "
                 f"resume({thread_id!r}) or start this task on a new thread id"
             )
-        self._invoke(self._start(task), config, self.breakpoints)
-        return self.result(thread_id)
+        output = self._invoke(self._start(task), config, self.breakpoints)
+        return self._finish(thread_id, config, output)
 
     def stream(self, task: str, thread_id: str) -> Iterator[BaseStep]:
         """Run a task, yielding each chain step as soon as its node's checkpoint is written.
@@ -294,7 +311,7 @@ class Agent:
             ResumeValueError: the decisions do not fit what the run waits for; the run is
                 left exactly as it was.
         """
-        snapshot = self._snapshot(thread_id)
+        snapshot = self._latest(thread_id)
         limits = snapshot.values.get("limits")
         config = self._config(thread_id, limits if isinstance(limits, StepLimits) else None)
         points = snapshot.values.get("breakpoints")
@@ -313,12 +330,14 @@ class Agent:
                     "pass decisions=..."
                 )
             answers = {i.id: self._checked_answer(i.value, decisions) for i in interrupts}
-            self._invoke(Command(resume=answers), config, points)
+            return self._finish(
+                thread_id, config, self._invoke(Command(resume=answers), config, points)
+            )
         elif not isinstance(snapshot.values.get("run"), RunInfo):
             # Not finished: continue from the last checkpoint. `next` alone is not the
             # test: a run killed right after a node's writes were saved has no `next` yet
             # still has work left.
-            self._invoke(None, config, points)
+            return self._finish(thread_id, config, self._invoke(None, config, points))
         return self.result(thread_id)
 
     def _checked_answer(self, waiting: Any, decisions: Any) -> Any:
@@ -397,6 +416,27 @@ class Agent:
 
     # -- reading --------------------------------------------------------------------------
 
+    def _latest(self, thread_id: str) -> StateSnapshot:
+        """The latest checkpoint's small channels and open interrupts, without the chain.
+
+        Enough to decide how to resume, and much cheaper than `get_state`, which rebuilds
+        the whole chain. `values` lacks the chain; `next` is not computed.
+        """
+        _ = self.graph
+        assert self._saver is not None
+        found = self._saver.get_tuple(self._config(thread_id))
+        if found is None:
+            raise ThreadNotFoundError(
+                f"no run is stored under thread {thread_id!r}; list runs with "
+                "`thinkgraph runs` or check --store"
+            )
+        interrupts: list[Interrupt] = []
+        for _task, channel, value in found.pending_writes or ():
+            if channel == INTERRUPT:
+                interrupts.extend(value if isinstance(value, list | tuple) else [value])
+        values = dict(found.checkpoint.get("channel_values", {}))
+        return StateSnapshot(values, (), found.config, None, None, None, (), tuple(interrupts))
+
     def _snapshot(self, thread_id: str) -> StateSnapshot:
         snapshot = self.graph.get_state(self._config(thread_id))
         if not _exists(snapshot):
@@ -408,7 +448,9 @@ class Agent:
 
     def result(self, thread_id: str) -> RunResult:
         """The current result of a run, read from the store."""
-        snapshot = self._snapshot(thread_id)
+        return self._result_of(thread_id, self._snapshot(thread_id))
+
+    def _result_of(self, thread_id: str, snapshot: StateSnapshot) -> RunResult:
         values: Mapping[str, Any] = snapshot.values
         run = values.get("run")
         return RunResult(
