@@ -9,9 +9,9 @@ from typing import Any, Literal, overload
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import INTERRUPT
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.constants import INTERRUPT
 from langgraph.types import Command, Interrupt, StateSnapshot
 from pydantic import BaseModel, ConfigDict, Field
 
