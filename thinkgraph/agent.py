@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import INTERRUPT
-from langgraph.graph import START
+from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,14 +31,32 @@ from thinkgraph.nodes.deps import Deps, Validator
 from thinkgraph.policies.base import Policy
 from thinkgraph.policies.context import ContextPolicy
 from thinkgraph.snapshots import CheckpointInfo, checkpoints, pending_of, status_of
-from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep
+from thinkgraph.state import AgentState, BaseStep, Counters, HumanStep, RunInfo, TaskStep
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer, open_checkpointer
 from thinkgraph.storage.threads import RunSummary, list_threads, summarize
+from thinkgraph.streaming import (
+    RunEnd,
+    RunEvent,
+    RunStart,
+    StepEvent,
+    aiterate,
+    graph_events,
+    steps_of,
+)
 from thinkgraph.tools import Tool, ToolRegistry, tool
 from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits, StopReason
 from thinkgraph.validators import structured_output
+from thinkgraph.viz.checks import check_graph
 
-__all__ = ["Agent", "RunResult"]
+__all__ = ["Agent", "GraphBuilder", "RunResult"]
+
+GraphBuilder = Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]
+"""A function that builds an uncompiled graph from the agent's parts, like
+`build_react_graph`; see `thinkgraph.graphs.nodes`."""
+
+REACT_NODES = frozenset(
+    {"think", "approve", "act", "observe", "validate", "reset", "finalize", "ask_human"}
+)
 
 
 class RunResult(BaseModel):
@@ -65,7 +83,9 @@ class RunResult(BaseModel):
     """The structured answer: the object an `output_schema` validator parsed, else None."""
 
 
-def _as_breakpoints(value: Breakpoints | Mapping[str, Iterable[str]] | None) -> Breakpoints:
+def _as_breakpoints(
+    value: Breakpoints | Mapping[str, Iterable[str]] | None, nodes: Iterable[str] = REACT_NODES
+) -> Breakpoints:
     if value is None:
         return Breakpoints()
     if isinstance(value, Breakpoints):
@@ -77,7 +97,7 @@ def _as_breakpoints(value: Breakpoints | Mapping[str, Iterable[str]] | None) -> 
             'e.g. breakpoints={"before": ["act"], "after": ["think"]}'
         )
     points = Breakpoints(before=tuple(value.get("before", ())), after=tuple(value.get("after", ())))
-    nodes = {"think", "approve", "act", "observe", "validate", "reset", "finalize", "ask_human"}
+    nodes = set(nodes)
     for name in (*points.before, *points.after):
         if name not in nodes:
             raise ConfigError(
@@ -118,6 +138,19 @@ def _as_tool(item: Tool | Callable[..., Any]) -> Tool:
     raise TypeError(f"tools must be Tool objects or typed functions, got {type(item).__name__}")
 
 
+def _built(
+    build: GraphBuilder, deps: Deps, limits: StepLimits
+) -> StateGraph[AgentState, Any, AgentState, AgentState]:
+    graph = build(deps)
+    if not isinstance(graph, StateGraph):
+        raise ConfigError(
+            f"build_graph returned a {type(graph).__name__}; return the uncompiled "
+            "StateGraph (the agent compiles it with its store)"
+        )
+    check_graph(graph, limits=limits)
+    return graph
+
+
 class Agent:
     """An LLM agent as an explicit, checkpointed state machine.
 
@@ -137,6 +170,10 @@ class Agent:
         ... )
         >>> agent.run("What is 2 + 40?", thread_id="t1").answer
         '42'
+
+    Your own graph: pass ``build_graph=build`` where ``build(deps)`` returns an
+    uncompiled `StateGraph` made with `thinkgraph.graphs.nodes` (and nodes of yours). It is
+    checked with `check_graph` here, and runs, pauses, streams and draws like ours.
     """
 
     def __init__(
@@ -153,11 +190,11 @@ class Agent:
         max_observation_chars: int = 4000,
         context: ContextPolicy | None = None,
         confidence_threshold: float | None = None,
+        build_graph: GraphBuilder | None = None,
     ) -> None:
         from thinkgraph.policies import ReActText
 
         self.limits = limits or StepLimits()
-        self.breakpoints = _as_breakpoints(breakpoints)
         self.deps = Deps(
             model=as_chat_model(model),
             policy=policy or ReActText(),
@@ -168,6 +205,11 @@ class Agent:
             context=context,
             confidence_threshold=confidence_threshold,
         )
+        # A user's graph is built and checked now, so a broken one fails where it is given
+        # (ours is checked by build_react_graph, on first use).
+        self._builder = None if build_graph is None else _built(build_graph, self.deps, self.limits)
+        names = REACT_NODES if self._builder is None else self._builder.nodes
+        self.breakpoints = _as_breakpoints(breakpoints, names)
         self._store = store
         self._saver: BaseCheckpointSaver[Any] | None = (
             store if isinstance(store, BaseCheckpointSaver) else None
@@ -185,7 +227,8 @@ class Agent:
                 assert isinstance(self._store, str)
                 self._saver = open_checkpointer(self._store)
                 self._owns_saver = True
-            self._compiled = build_react_graph(self.deps).compile(checkpointer=self._saver)
+            builder = self._builder or build_react_graph(self.deps)
+            self._compiled = builder.compile(checkpointer=self._saver)
         return self._compiled
 
     def close(self) -> None:
@@ -257,7 +300,32 @@ class Agent:
     def stream(self, task: str, thread_id: str) -> Iterator[BaseStep]:
         """Run a task, yielding each chain step as soon as its node's checkpoint is written.
 
-        Read the outcome afterwards with `result(thread_id)`.
+        Steps carry their numbers in the stored chain. Read the outcome afterwards with
+        `result(thread_id)`, or use `events` to get it at the end of the stream.
+
+        Raises:
+            ThreadExistsError: the thread already holds a run (raised when iterated).
+        """
+        return steps_of(self.events(task, thread_id))
+
+    def astream(self, task: str, thread_id: str) -> AsyncIterator[BaseStep]:
+        """`stream` as an async iterator: the run goes on in a worker thread.
+
+        Example:
+            >>> async for step in agent.astream("What is 2 + 40?", "t1"):  # doctest: +SKIP
+            ...     print(step.number, step.type)
+        """
+        return aiterate(lambda: self.stream(task, thread_id))
+
+    def events(self, task: str, thread_id: str) -> Iterator[RunEvent]:
+        """Run a task, yielding typed events as it goes; see `thinkgraph.streaming`.
+
+        First a `RunStart`, then a `NodeStart` as each node begins and a `StepEvent` per
+        step as it is written, and last a `RunEnd` with the `RunResult`. `thinkgraph run`
+        shows its live progress from these.
+
+        Raises:
+            ThreadExistsError: the thread already holds a run (raised when iterated).
         """
         config = self._config(thread_id)
         if _exists(self.graph.get_state(config)):
@@ -266,29 +334,21 @@ class Agent:
                 f"resume({thread_id!r}) or start this task on a new thread id"
             )
         start = self._start(task)
+        counters = start["counters"]
+        yield RunStart(thread_id, self.limits, counters)
         for number, step in enumerate(start["chain"]):
-            yield step.model_copy(update={"number": number})
-        yield from self._stream(start, config, first_number=len(start["chain"]))
-
-    def _stream(
-        self, graph_input: Any, config: RunnableConfig, first_number: int
-    ) -> Iterator[BaseStep]:
-        number = first_number
-        updates = self.graph.stream(
-            graph_input,
+            numbered = step.model_copy(update={"number": number})
+            yield StepEvent(thread_id, "start", numbered, counters)
+        yield from graph_events(
+            self.graph,
+            start,
             config,
-            stream_mode="updates",
-            durability="sync",
-            interrupt_before=list(self.breakpoints.before) or None,
-            interrupt_after=list(self.breakpoints.after) or None,
+            thread_id=thread_id,
+            first_number=len(start["chain"]),
+            counters=counters,
+            breakpoints=self.breakpoints,
         )
-        for update in updates:
-            for values in update.values():
-                if not isinstance(values, dict):
-                    continue
-                for step in values.get("chain", []):
-                    yield step.model_copy(update={"number": number})
-                    number += 1
+        yield RunEnd(self.result(thread_id))
 
     async def arun(self, task: str, thread_id: str | None = None) -> RunResult:
         """`run` without blocking the event loop."""
@@ -311,6 +371,55 @@ class Agent:
             ResumeValueError: the decisions do not fit what the run waits for; the run is
                 left exactly as it was.
         """
+        _, todo = self._resume_input(thread_id, decisions)
+        if todo is None:
+            return self.result(thread_id)
+        graph_input, config, points = todo
+        return self._finish(thread_id, config, self._invoke(graph_input, config, points))
+
+    def stream_resume(self, thread_id: str, decisions: Any = None) -> Iterator[BaseStep]:
+        """`resume`, yielding each new chain step as soon as its node's checkpoint is written.
+
+        Raises (when iterated) what `resume` raises.
+        """
+        return steps_of(self.resume_events(thread_id, decisions))
+
+    def astream_resume(self, thread_id: str, decisions: Any = None) -> AsyncIterator[BaseStep]:
+        """`stream_resume` as an async iterator: the run goes on in a worker thread."""
+        return aiterate(lambda: self.stream_resume(thread_id, decisions))
+
+    def resume_events(self, thread_id: str, decisions: Any = None) -> Iterator[RunEvent]:
+        """`resume`, yielding the typed events of `events` for the steps it adds.
+
+        A finished run yields only its `RunStart` and `RunEnd`. Raises (when iterated)
+        what `resume` raises.
+        """
+        latest, todo = self._resume_input(thread_id, decisions)
+        limits = latest.values.get("limits")
+        counters = latest.values.get("counters") or Counters()
+        yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
+        if todo is not None:
+            graph_input, config, points = todo
+            # `_latest` leaves the chain out; its length numbers a user's unnumbered steps.
+            first = len(self.graph.get_state(config).values.get("chain", ()))
+            yield from graph_events(
+                self.graph,
+                graph_input,
+                config,
+                thread_id=thread_id,
+                first_number=first,
+                counters=counters,
+                breakpoints=points,
+            )
+        yield RunEnd(self.result(thread_id))
+
+    def _resume_input(
+        self, thread_id: str, decisions: Any
+    ) -> tuple[StateSnapshot, tuple[Any, RunnableConfig, Breakpoints] | None]:
+        """The latest checkpoint, and what continues it: (input, config, breakpoints).
+
+        None instead when the run has finished. `decisions` are checked first.
+        """
         snapshot = self._latest(thread_id)
         limits = snapshot.values.get("limits")
         config = self._config(thread_id, limits if isinstance(limits, StepLimits) else None)
@@ -330,15 +439,13 @@ class Agent:
                     "pass decisions=..."
                 )
             answers = {i.id: self._checked_answer(i.value, decisions) for i in interrupts}
-            return self._finish(
-                thread_id, config, self._invoke(Command(resume=answers), config, points)
-            )
-        elif not isinstance(snapshot.values.get("run"), RunInfo):
+            return snapshot, (Command(resume=answers), config, points)
+        if not isinstance(snapshot.values.get("run"), RunInfo):
             # Not finished: continue from the last checkpoint. `next` alone is not the
             # test: a run killed right after a node's writes were saved has no `next` yet
             # still has work left.
-            return self._finish(thread_id, config, self._invoke(None, config, points))
-        return self.result(thread_id)
+            return snapshot, (None, config, points)
+        return snapshot, None
 
     def _checked_answer(self, waiting: Any, decisions: Any) -> Any:
         if isinstance(waiting, dict) and waiting.get("kind") == "approval":

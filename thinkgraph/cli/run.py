@@ -19,7 +19,6 @@ from thinkgraph.cli._app import (
     guarded,
     load_tool,
     make_model,
-    print_steps,
     report,
 )
 from thinkgraph.cli._pending import AgentFlags, is_interactive, resume_asking
@@ -31,6 +30,14 @@ NoInputOpt = Annotated[
         "--no-input",
         help="Never ask: when the run pauses, print what it waits for and exit 3. "
         "(Also the behaviour without a terminal.)",
+    ),
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="For programs: one JSON object per line (each step, a pause, the end) and "
+        "nothing else on stdout. Never asks.",
     ),
 ]
 
@@ -58,13 +65,16 @@ def run(
         typer.Option(help="After repeated failures: 'abort' the run or 'ask' a person."),
     ] = "abort",
     no_input: NoInputOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Run a task and print the chain as it is written.
 
-    In a terminal, a pause asks inline (approve / edit / reject / respond, or retry /
+    In a terminal, a status line shows the node running, the step, tokens, cost and time
+    while it goes, and a pause asks inline (approve / edit / reject / respond, or retry /
     abort / guidance) and the run goes on; otherwise it exits 3 saying how to continue.
     """
     from thinkgraph.agent import Agent
+    from thinkgraph.cli._progress import choose_mode, exit_code, show
 
     if min_steps > max_steps:
         fail(f"--min-steps {min_steps} is above --max-steps {max_steps}; lower or raise one")
@@ -82,15 +92,12 @@ def run(
         )
         with Agent(chosen, loaded, limits=limits, store=store or default_store()) as agent:
             thread_id = thread or uuid.uuid4().hex[:12]
-            steps = agent.stream(task, thread_id)
-            if quiet:
-                for _ in steps:
-                    pass
-            else:
-                print_steps(steps)
-            result = agent.result(thread_id)
-            if result.status == "paused" and is_interactive(no_input):
+            mode = choose_mode(as_json=as_json, quiet=quiet)
+            result = show(agent.events(task, thread_id), mode)
+            if mode != "json" and result.status == "paused" and is_interactive(no_input):
                 result = resume_asking(agent, result)
+        if mode == "json":
+            raise typer.Exit(exit_code(result))
         report(result)
         exit_for(result, flags)
 
@@ -110,6 +117,7 @@ def resume(
         typer.Option(help="The answer to an ask_human pause: retry, abort or guidance text."),
     ] = None,
     no_input: NoInputOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Continue a run: after a crash, past a breakpoint, or with --answer to ask_human.
 
@@ -118,8 +126,10 @@ def resume(
     terminal).
     """
     from thinkgraph.agent import Agent
+    from thinkgraph.cli._progress import choose_mode, exit_code, show
     from thinkgraph.views import to_text
 
+    mode = choose_mode(as_json=as_json)
     loaded = [t for spec in tools or [] for t in load_tool(spec)]
     chosen = make_model(model, api_base, script)
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
@@ -133,7 +143,7 @@ def resume(
                     f"thread {thread!r} is not waiting for an answer to ask_human "
                     f"({before.status}); leave out --answer (see `thinkgraph pending {thread}`)"
                 )
-            if waits and answer is None and is_interactive(no_input):
+            if waits and answer is None and mode != "json" and is_interactive(no_input):
                 typer.echo(to_text(before.chain))
                 result = resume_asking(agent, before)
             elif "approval" in waits and answer is None:
@@ -148,8 +158,11 @@ def resume(
                     "--answer abort or --answer 'guidance for the model'"
                 )
             else:
-                result = agent.resume(thread, answer)
-                typer.echo(to_text(result.chain))
+                if mode != "json":
+                    typer.echo(to_text(before.chain))
+                result = show(agent.resume_events(thread, answer), mode)
+        if mode == "json":
+            raise typer.Exit(exit_code(result))
         report(result)
         exit_for(result, flags)
 

@@ -1,0 +1,107 @@
+"""A planner node before the first think: the model plans once, then works the plan.
+
+The graph is ours, built from `thinkgraph.graphs.nodes`, with one node of yours between
+START and think. The planner asks the model for a short plan and writes it into the
+chain as guidance (a `HumanStep` of kind "guidance"), which every later prompt shows.
+Its model call counts in the run's budgets like think's.
+
+    python examples/planner.py                     # a ScriptedModel plays the model
+    python examples/planner.py --model openai/gpt-4o-mini
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from thinkgraph import Agent, ScriptedModel, StepLimits
+from thinkgraph.graphs import nodes
+from thinkgraph.llm.base import ModelRequest
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.state import AgentState, HumanStep, TaskStep
+from thinkgraph.tools.builtin import calculator
+from thinkgraph.views import format_step
+
+TASK = "A notebook costs 3.20 and a pen 1.15. What do 4 notebooks and 3 pens cost?"
+
+SCRIPT = [
+    "1. Write the total as one expression: 4 * notebook + 3 * pen.\n"
+    "2. Evaluate it with the calculator.\n"
+    "3. Answer with the total.",
+    "Thought: following the plan, one expression for the total.\n"
+    'Action: calculator\nAction Input: {"expression": "4 * 3.20 + 3 * 1.15"}',
+    "Thought: the calculator gives the total.\nFinal Answer: 16.25",
+]
+"""What the ScriptedModel answers, in turn, when no --model is given."""
+
+PLAN_PROMPT = (
+    "Plan how to solve the task below in at most four short numbered steps. Name the "
+    "tools you will use ({tools}). Reply with the steps only.\n\nTask: {task}"
+)
+
+
+def planner(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+    """Ask the model for a plan and record it as guidance for every later think."""
+    started = time.perf_counter()
+    task = next(s.text for s in state["chain"] if isinstance(s, TaskStep))
+    tools = ", ".join(t.name for t in deps.tools) or "none"
+    counters = state["counters"]
+    request = ModelRequest(
+        messages=[{"role": "user", "content": PLAN_PROMPT.format(tools=tools, task=task)}],
+        turn=counters.model_calls,  # a ScriptedModel picks its reply by the turn
+    )
+    reply = deps.model.complete(request)
+    plan = HumanStep(node="planner", kind="guidance", text=f"Plan:\n{reply.text.strip()}")
+    return {
+        "chain": [plan],
+        "counters": nodes.count_usage(counters, reply, time.perf_counter() - started),
+    }
+
+
+def build(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
+    """Our graph with the planner between START and think."""
+    graph: StateGraph[AgentState, Any, AgentState, AgentState] = StateGraph(AgentState)
+    graph.add_node("planner", nodes.node("planner", planner, deps))
+    graph.add_node("think", nodes.think(deps))
+    graph.add_node("act", nodes.act(deps))
+    graph.add_node("observe", nodes.observe(deps))
+    graph.add_node("validate", nodes.validate(deps))
+    graph.add_node("reset", nodes.reset(deps))
+    graph.add_node("finalize", nodes.finalize(deps))
+
+    graph.add_edge(START, "planner")
+    graph.add_edge("planner", "think")
+    think_targets = ["think", "act", "validate", "reset", "finalize"]
+    graph.add_conditional_edges("think", nodes.route_think(deps), think_targets)
+    graph.add_edge("act", "observe")
+    graph.add_conditional_edges("observe", nodes.route_after_observe(deps), ["think", "finalize"])
+    graph.add_conditional_edges(
+        "validate", nodes.route_after_validate(deps), ["think", "reset", "finalize"]
+    )
+    graph.add_edge("reset", "think")
+    graph.add_edge("finalize", END)
+    return graph
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="a litellm model string; default: a ScriptedModel")
+    parser.add_argument("--store", default="memory://", help="where the run is kept")
+    args = parser.parse_args()
+
+    model = args.model or ScriptedModel(SCRIPT)
+    limits = StepLimits(max_steps=6)
+    with Agent(model, [calculator], limits=limits, store=args.store, build_graph=build) as agent:
+        for step in agent.stream(TASK, thread_id="planner"):
+            print(format_step(step))
+        result = agent.result("planner")
+        print(f"\nanswer: {result.answer}  ({result.status}, {result.stop_reason})")
+        print("\nThe graph and this run's path (Mermaid):")
+        print(agent.draw("mermaid", thread_id="planner"))
+
+
+if __name__ == "__main__":
+    main()

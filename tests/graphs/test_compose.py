@@ -1,0 +1,173 @@
+"""Your own graph from our parts: node and router factories, and an Agent that runs it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+
+from thinkgraph import Agent, ScriptedModel, tool
+from thinkgraph.errors import ConfigError, GraphConfigError
+from thinkgraph.graphs import THINK_TARGETS, build_react_graph, nodes
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.policies import ReActText
+from thinkgraph.state import AgentState, HumanStep, ThoughtStep
+from thinkgraph.tools import ToolRegistry
+from thinkgraph.viz import check_graph, is_guarded_router, to_graph_model
+
+Graph = StateGraph[AgentState, Any, AgentState, AgentState]
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+REPLIES = [
+    'Thought: add\nAction: add\nAction Input: {"a": 2, "b": 40}',
+    "Thought: done\nFinal Answer: 42",
+]
+
+
+def note(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+    """A user's node: leaves a note for the model before each think."""
+    return {"chain": [HumanStep(node="note", kind="guidance", text="be brief")]}
+
+
+def with_note(deps: Deps, note_node: Any = None) -> Graph:
+    """START → note → think …: a user's node in front of our loop, no approve/ask_human."""
+    graph: Graph = StateGraph(AgentState)
+    graph.add_node("note", note_node or nodes.node("note", note, deps))
+    for make in (nodes.think, nodes.observe, nodes.validate, nodes.reset, nodes.finalize):
+        graph.add_node(make.__name__, make(deps))
+    graph.add_node("act", nodes.act(deps))
+    graph.add_edge(START, "note")
+    graph.add_edge("note", "think")
+    targets = ["think", "act", "validate", "reset", "finalize"]
+    graph.add_conditional_edges("think", nodes.route_think(deps), targets)
+    graph.add_edge("act", "observe")
+    graph.add_conditional_edges("observe", nodes.route_after_observe(deps), ["think", "finalize"])
+    graph.add_conditional_edges(
+        "validate", nodes.route_after_validate(deps), ["think", "reset", "finalize"]
+    )
+    graph.add_edge("reset", "think")
+    graph.add_edge("finalize", END)
+    return graph
+
+
+def test_the_react_graph_is_built_from_the_public_factories() -> None:
+    deps = Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry([]))
+    model = to_graph_model(build_react_graph(deps))
+    kinds = {n: model.nodes[n]["kind"] for n in model.nodes}
+    assert kinds == {
+        "__start__": "start", "think": "think", "approve": "approve", "observe": "observe",
+        "validate": "validate", "reset": "reset", "finalize": "finalize",
+        "ask_human": "ask_human", "act": "act", "__end__": "end",
+    }  # fmt: skip
+    assert model.nodes["think"]["router"] == "route_think"
+    assert model.nodes["approve"]["router"] == "route_approved"
+    assert set(THINK_TARGETS) <= set(model.nodes)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        nodes.route_think,
+        nodes.route_after_observe,
+        nodes.route_after_validate,
+        nodes.route_after_human,
+    ],
+)
+def test_the_guarding_routers_keep_their_names_and_their_guard_mark(make: Any) -> None:
+    deps = Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry([]))
+    router = make(deps)
+    assert router.__name__ == make.__name__  # LangGraph and the diagrams name the branch by it
+    assert is_guarded_router(router)
+
+
+def test_a_custom_graph_runs_checkpoints_and_draws_through_the_agent(sqlite_url: str) -> None:
+    with Agent(ScriptedModel(REPLIES), [add], store=sqlite_url, build_graph=with_note) as agent:
+        result = agent.run("2 + 40?", thread_id="c1")
+        diagram = agent.draw("mermaid", thread_id="c1")
+        history = agent.history("c1")
+    assert (result.status, result.answer) == ("done", "42")
+    assert [s.number for s in result.chain] == list(range(len(result.chain)))
+    assert result.chain[1] == HumanStep(
+        node="note", kind="guidance", text="be brief", number=1, id=result.chain[1].id,
+        at=result.chain[1].at,
+    )  # fmt: skip
+    assert 'note["note<br/>×1"]' in diagram and '__start__ -->|"×1"| note;' in diagram
+    assert "note" in [h.node for h in history]  # type: ignore[attr-defined]
+
+
+def test_the_model_sees_what_a_users_node_wrote() -> None:
+    seen: list[str] = []
+
+    def model(messages: list[dict[str, Any]]) -> str:
+        seen.append(json.dumps(messages))
+        return "Thought: ok\nFinal Answer: 1"
+
+    agent = Agent(ScriptedModel(model), store="memory://", build_graph=with_note)
+    assert agent.run("x", thread_id="seen").answer == "1"
+    assert "be brief" in seen[0]
+
+
+def test_a_broken_custom_graph_is_refused_when_the_agent_is_made_naming_the_node() -> None:
+    def dead_end(deps: Deps) -> Graph:
+        graph = with_note(deps)
+        graph.add_node("audit", nodes.node("audit", note, deps))
+        graph.add_edge("note", "audit")
+        return graph
+
+    with pytest.raises(GraphConfigError, match="node 'audit' cannot reach END; add an edge"):
+        Agent(ScriptedModel([]), store="memory://", build_graph=dead_end)
+
+
+def test_a_compiled_graph_is_refused_with_what_to_return_instead() -> None:
+    def compiled(deps: Deps) -> Any:
+        return with_note(deps).compile()
+
+    with pytest.raises(ConfigError, match="return the uncompiled StateGraph"):
+        Agent(ScriptedModel([]), store="memory://", build_graph=compiled)
+
+
+def test_breakpoints_may_name_a_custom_node_and_unknown_names_are_refused() -> None:
+    agent = Agent(
+        ScriptedModel(REPLIES), [add], store="memory://", build_graph=with_note,
+        breakpoints={"after": ["note"]},
+    )  # fmt: skip
+    paused = agent.run("2 + 40?", thread_id="bp")
+    assert paused.status == "paused" and paused.chain[-1].node == "note"
+    assert agent.resume("bp").answer == "42"
+    with pytest.raises(ConfigError, match="unknown node 'critic'"):
+        Agent(ScriptedModel([]), store="memory://", build_graph=with_note,
+              breakpoints={"before": ["critic"]})  # fmt: skip
+
+
+def test_a_node_wrapped_without_deps_gets_the_state_only_and_its_steps_numbered() -> None:
+    def stamp(state: AgentState) -> dict[str, Any]:
+        return {"chain": [ThoughtStep(node="stamp", text=f"{len(state['chain'])} steps so far")]}
+
+    run = nodes.node("stamp", stamp)
+    update = run({"chain": [ThoughtStep(node="think")] * 3})  # type: ignore[typeddict-item]
+    assert update["node"] == "stamp" and update["chain"][0].number == 3
+    assert update["chain"][0].text == "3 steps so far"
+
+
+def test_a_users_unwrapped_node_streams_its_steps_with_their_stored_numbers() -> None:
+    def bare(deps: Deps) -> Graph:
+        # a plain function: it neither numbers its steps nor records its name
+        return with_note(deps, note_node=lambda state: note(state, deps=deps))
+
+    agent = Agent(ScriptedModel(REPLIES), [add], store="memory://", build_graph=bare)
+    streamed = list(agent.stream("2 + 40?", "bare"))
+    assert [(s.number, s.id) for s in streamed] == [(s.number, s.id) for s in agent.chain("bare")]
+
+
+def test_check_graph_accepts_a_graph_built_from_the_factories() -> None:
+    deps = Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry([add]))
+    model = check_graph(with_note(deps))
+    assert model.nodes["note"]["kind"] == "custom" and model.nodes["think"]["kind"] == "think"

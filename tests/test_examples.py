@@ -1,0 +1,136 @@
+"""The programs in examples/: each runs as a user runs it, and its graph checks and draws."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from thinkgraph import Agent, ScriptedModel
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.policies import ReActText
+from thinkgraph.tools import ToolRegistry
+from thinkgraph.viz import approval_tools, check_graph, to_graph_model, to_mermaid
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def load(name: str) -> ModuleType:
+    """Import an example by its path (examples/ is a folder of scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_example(name: str, tmp_path: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_")}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "answer", "lines"),
+    [
+        (
+            "critic",
+            "answer: 391  (done, final_answer)",
+            [
+                "#3   validation  failed: critic: fail (no calculation backs this answer;",
+                "#11  validation  passed: critic: pass",
+                'validate -.->|"pass / guard · ×2"| critic;',
+                'critic -.->|"rejected · ×1"| think;',
+            ],
+        ),
+        (
+            "planner",
+            "answer: 16.25  (done, final_answer)",
+            ["#1   human       guidance: Plan:", '__start__ -->|"×1"| planner;'],
+        ),
+        (
+            "approve_writes",
+            "answer: Your groceries note now says: milk, eggs, bread.  (done, final_answer)",
+            [
+                ">>> waits for approval: save_note(",
+                "#9   human       approve",
+                "notes: {'groceries': 'milk, eggs, bread'}",
+                'approve{{"approve<br/>approval gate<br/>×1"}}',
+            ],
+        ),
+    ],
+)
+def test_each_example_runs_and_prints_its_answer_and_its_diagram(
+    name: str, answer: str, lines: list[str], tmp_path: Path
+) -> None:
+    out = run_example(name, tmp_path)
+    assert answer in out
+    assert "graph TD;" in out and out.index(answer) < out.index("graph TD;")
+    for line in lines:
+        assert line in out
+
+
+@pytest.mark.parametrize(("name", "node"), [("critic", "critic"), ("planner", "planner")])
+def test_a_custom_graph_passes_the_static_checks_and_draws_its_node(name: str, node: str) -> None:
+    deps = Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry([]))
+    graph = load(name).build(deps)
+    model = check_graph(graph)
+    assert model.nodes[node]["kind"] == "custom"
+    assert f'\t{node}["{node}"]' in to_mermaid(to_graph_model(graph))
+
+
+def test_the_critic_sends_a_rejected_answer_back_to_think_with_its_reason() -> None:
+    critic = load("critic")
+    prompts: list[str] = []
+    replies = iter(critic.SCRIPT)
+
+    def model(messages: list[dict[str, Any]]) -> str:
+        prompts.append(json.dumps(messages))
+        return next(replies)
+
+    from thinkgraph.tools.builtin import calculator
+
+    agent = Agent(ScriptedModel(model), [calculator], store="memory://", build_graph=critic.build)
+    assert agent.run(critic.TASK, thread_id="c").answer == "391"
+    assert "compute it with the calculator first" in prompts[1]
+
+
+def test_the_planners_plan_is_in_every_think_prompt() -> None:
+    planner = load("planner")
+    prompts: list[str] = []
+    replies = iter(planner.SCRIPT)
+
+    def model(messages: list[dict[str, Any]]) -> str:
+        prompts.append(json.dumps(messages))
+        return next(replies)
+
+    from thinkgraph.tools.builtin import calculator
+
+    agent = Agent(ScriptedModel(model), [calculator], store="memory://", build_graph=planner.build)
+    result = agent.run(planner.TASK, thread_id="p")
+    assert result.answer == "16.25" and len(prompts) == 3
+    assert "Evaluate it with the calculator" not in prompts[0]  # the planner's own request
+    assert all("Evaluate it with the calculator" in p for p in prompts[1:])
+
+
+def test_only_the_writing_tool_needs_approval_in_approve_writes() -> None:
+    example = load("approve_writes")
+    assert sorted(example.WRITES) == ["save_note"]
+    assert approval_tools(example.TOOLS, example.WRITES) == ["save_note"]
+    agent = Agent(ScriptedModel(example.SCRIPT), example.TOOLS, store="memory://",
+                  approve=example.WRITES)  # fmt: skip
+    paused = agent.run(example.TASK, thread_id="w")
+    assert paused.status == "paused"
+    assert [(p.kind, p.tool) for p in paused.pending] == [("approval", "save_note")]
+    assert any(s.type == "tool_result" for s in paused.chain)  # type: ignore[attr-defined]

@@ -1,0 +1,190 @@
+"""How `thinkgraph run` and `resume` show a run as it goes, from its events.
+
+`choose_mode` picks one of four ways:
+
+- ``live``: stdout is a terminal. The chain lines print as they are written, above a rich
+  status line (current node, step n of max, tokens, cost, elapsed) that goes away when
+  the run stops;
+- ``plain``: stdout is not a terminal (a pipe, a file, CI). The chain lines only, no
+  cursor tricks;
+- ``json``: one JSON object per line for other programs, and nothing else on stdout:
+  ``{"event": "step", "thread_id", "step"}`` per step, ``{"event": "paused",
+  "thread_id", "pending"}`` when the run pauses, and last ``{"event": "end",
+  "thread_id", "status", "answer", "stop_reason", "detail", "counters"}``;
+- ``quiet``: nothing; the caller prints the result.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+import typer
+
+from thinkgraph.cli._app import EXIT_FAILED, EXIT_PAUSED
+from thinkgraph.state import Counters
+from thinkgraph.streaming import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+    from thinkgraph.agent import RunResult
+
+__all__ = ["Mode", "ProgressLine", "choose_mode", "exit_code", "json_events", "show"]
+
+Mode: TypeAlias = Literal["live", "plain", "json", "quiet"]
+
+
+def choose_mode(*, as_json: bool = False, quiet: bool = False) -> Mode:
+    """json or quiet when asked; else live in a terminal and plain lines elsewhere."""
+    if as_json:
+        return "json"
+    if quiet:
+        return "quiet"
+    return "live" if sys.stdout.isatty() else "plain"
+
+
+def exit_code(result: RunResult) -> int:
+    """The command's exit code for a run: 0 done, 1 failed, 3 paused or unfinished."""
+    if result.status == "done":
+        return 0
+    return EXIT_FAILED if result.status == "failed" else EXIT_PAUSED
+
+
+class ProgressLine:
+    """The live status line: what runs now and what the run has used so far.
+
+    Example:
+        >>> line = ProgressLine(clock=lambda: 0.0)
+        >>> line.text()
+        'starting · step 0 of ? · 0 tokens · $0.0000 · 0.0s'
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._started = clock()
+        self.node = "starting"
+        """The node running now (or that ran last)."""
+        self.counters = Counters()
+        self.max_steps: int | None = None
+        self.step = 0
+        """The think step the run is at: a think that started counts, before it ends."""
+
+    def update(self, event: RunEvent) -> None:
+        """Take in one event of the run."""
+        if isinstance(event, RunStart):
+            self.max_steps = event.limits.max_steps
+            self.counters = event.counters
+        elif isinstance(event, NodeStart):
+            self.node, self.counters = event.node, event.counters
+            # think counts its step when it ends; the line shows it from when it starts
+            if event.node == "think":
+                self.step = event.counters.steps + 1
+        elif isinstance(event, StepEvent):
+            self.counters = event.counters
+        else:
+            self.node, self.counters = event.result.status, event.result.counters
+        self.step = max(self.step, self.counters.steps)
+
+    def text(self) -> str:
+        """The line: ``think · step 3 of 12 · 1,234 tokens · $0.0012 · 4.2s``."""
+        c = self.counters
+        limit = "?" if self.max_steps is None else str(self.max_steps)
+        cost = f"${c.cost_usd:.4f}" if c.cost_known else "cost unknown"
+        elapsed = f"{self._clock() - self._started:.1f}s"
+        step = f"step {self.step} of {limit}"
+        return f"{self.node} · {step} · {c.tokens:,} tokens · {cost} · {elapsed}"
+
+    def __rich__(self) -> RenderableType:
+        from rich.spinner import Spinner
+
+        # Rendered again on every refresh, so the elapsed time keeps moving between steps.
+        return Spinner("dots", text=self.text(), style="cyan")
+
+
+def json_events(event: RunEvent) -> list[dict[str, Any]]:
+    """The JSON lines for one event: a step, or the pause and the end (none for others)."""
+    if isinstance(event, StepEvent):
+        step = event.step.model_dump(mode="json")
+        return [{"event": "step", "thread_id": event.thread_id, "step": step}]
+    if not isinstance(event, RunEnd):
+        return []
+    r = event.result
+    lines: list[dict[str, Any]] = []
+    if r.status == "paused":
+        pending = [p.model_dump(mode="json") for p in r.pending]
+        lines.append({"event": "paused", "thread_id": r.thread_id, "pending": pending})
+    lines.append(
+        {
+            "event": "end",
+            "thread_id": r.thread_id,
+            "status": r.status,
+            "answer": r.answer,
+            "stop_reason": r.stop_reason,
+            "detail": r.detail,
+            "counters": {**r.counters.model_dump(mode="json"), "tokens": r.counters.tokens},
+        }
+    )
+    return lines
+
+
+def show(
+    events: Iterable[RunEvent],
+    mode: Mode,
+    *,
+    console: Console | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> RunResult:
+    """Show a run's events as they come, and return the result its `RunEnd` carries.
+
+    Args:
+        events: from `Agent.events` or `Agent.resume_events`.
+        mode: see the module docstring.
+        console: where the live display draws (stdout by default).
+        clock: the clock for the elapsed time.
+    """
+    from thinkgraph.views import format_step
+
+    result: RunResult | None = None
+    if mode == "live":
+        result = _show_live(events, console, clock)
+    else:
+        for event in events:
+            if isinstance(event, RunEnd):
+                result = event.result
+            if mode == "json":
+                for line in json_events(event):
+                    typer.echo(json.dumps(line, ensure_ascii=False))
+            elif mode == "plain" and isinstance(event, StepEvent):
+                typer.echo(format_step(event.step))
+    if result is None:  # every stream ends with a RunEnd; a bug if not
+        raise RuntimeError("the run's events ended without a RunEnd")
+    return result
+
+
+def _show_live(
+    events: Iterable[RunEvent], console: Console | None, clock: Callable[[], float]
+) -> RunResult | None:
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
+
+    from thinkgraph.views import format_step
+
+    console = console or Console()
+    line = ProgressLine(clock)
+    result = None
+    # transient: the status line is erased when the run stops; the chain lines stay.
+    with Live(line, console=console, transient=True, refresh_per_second=8) as live:
+        for event in events:
+            line.update(event)
+            if isinstance(event, StepEvent):
+                live.console.print(Text(format_step(event.step)), soft_wrap=True)
+            elif isinstance(event, NodeStart):
+                live.refresh()
+            elif isinstance(event, RunEnd):
+                result = event.result
+    return result

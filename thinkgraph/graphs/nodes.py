@@ -1,0 +1,246 @@
+"""Our nodes and routers as parts for your own `StateGraph`.
+
+Every factory here takes the agent's `Deps` and returns what LangGraph takes: a node for
+``add_node`` or a router for ``add_conditional_edges``. `build_react_graph` is made of
+them; build your graph the same way, from a function ``build(deps) -> StateGraph``, and
+give it to ``Agent(model, tools, build_graph=build)``: your graph is checked when the
+agent is made and gets checkpoints, approvals, breakpoints, streaming, history and
+diagrams like ours.
+
+The routers return our node names ("think", "finalize", …); send a route elsewhere with a
+path map, e.g. ``{"finalize": "critic", "think": "think"}``. `act` must be named "act":
+route_think and route_approved start one act task per call under that name.
+
+Example:
+    >>> from langgraph.graph import END, START, StateGraph
+    >>> from thinkgraph.graphs import nodes
+    >>> from thinkgraph.state import AgentState
+    >>> def build(deps):
+    ...     graph = StateGraph(AgentState)
+    ...     for name in ("think", "act", "observe", "validate", "reset", "finalize"):
+    ...         graph.add_node(name, getattr(nodes, name)(deps))
+    ...     graph.add_edge(START, "think")
+    ...     graph.add_conditional_edges("think", nodes.route_think(deps), nodes.THINK_TARGETS)
+    ...     graph.add_edge("act", "observe")
+    ...     graph.add_conditional_edges("observe", nodes.route_after_observe(deps),
+    ...                                 ["think", "finalize"])
+    ...     graph.add_conditional_edges("validate", nodes.route_after_validate(deps),
+    ...                                 ["think", "reset", "finalize"])
+    ...     graph.add_edge("reset", "think")
+    ...     graph.add_edge("finalize", END)
+    ...     return graph
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeAlias
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Send
+
+from thinkgraph.graphs import routing
+from thinkgraph.graphs._dispatch import THINK_TARGETS
+from thinkgraph.graphs._dispatch import route_approved as _route_approved
+from thinkgraph.graphs._dispatch import route_think as _route_think
+from thinkgraph.nodes.act import ActTask
+from thinkgraph.nodes.act import act as _act
+from thinkgraph.nodes.approve import approve as _approve
+from thinkgraph.nodes.ask_human import ask_human as _ask_human
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.finalize import finalize as _finalize
+from thinkgraph.nodes.observe import observe as _observe
+from thinkgraph.nodes.reset import reset as _reset
+from thinkgraph.nodes.think import count_usage
+from thinkgraph.nodes.think import think as _think
+from thinkgraph.nodes.validate import validate as _validate
+from thinkgraph.state import AgentState, number_steps
+from thinkgraph.types import StepLimits
+
+__all__ = [
+    "APPROVE_TARGETS",
+    "HUMAN_TARGETS",
+    "OBSERVE_TARGETS",
+    "THINK_TARGETS",
+    "VALIDATE_TARGETS",
+    "Node",
+    "Router",
+    "act",
+    "approve",
+    "ask_human",
+    "count_usage",
+    "finalize",
+    "node",
+    "observe",
+    "reset",
+    "route_after_human",
+    "route_after_observe",
+    "route_after_validate",
+    "route_approved",
+    "route_think",
+    "think",
+    "validate",
+]
+
+# `count_usage(counters, reply, elapsed_s)` is here for nodes of yours that call the model:
+# their calls then count in the budgets and in the turn a ScriptedModel replies by.
+
+Node: TypeAlias = Callable[..., dict[str, Any]]
+"""A graph node: the state (or an act task) in, the channels it changes out."""
+Router: TypeAlias = Callable[[AgentState], "str | list[Send]"]
+"""A router for ``add_conditional_edges``: the next node's name, or act tasks."""
+
+APPROVE_TARGETS: Final = [routing.ACT, routing.OBSERVE]
+"""Where route_approved goes: act for the cleared calls, observe when none is left."""
+OBSERVE_TARGETS: Final = [routing.THINK, routing.FINALIZE, routing.ASK_HUMAN]
+"""Where route_after_observe goes (ask_human only with ``failure_policy="ask_human"``)."""
+VALIDATE_TARGETS: Final = [routing.THINK, routing.RESET, routing.FINALIZE, routing.ASK_HUMAN]
+"""Where route_after_validate goes."""
+HUMAN_TARGETS: Final = [routing.THINK, routing.FINALIZE]
+"""Where route_after_human goes."""
+
+
+# -- nodes ------------------------------------------------------------------------------
+
+
+def node(name: str, fn: Callable[..., Mapping[str, Any] | None], deps: Deps | None = None) -> Node:
+    """Make `fn` a thinkgraph node named `name`; every node of ours is made this way.
+
+    The node records its name in the ``node`` channel (breakpoints, history and fork read
+    it), numbers the chain steps it writes, and leaves out channels it did not change.
+
+    Args:
+        name: the node's name in the graph.
+        fn: ``fn(state, deps=deps) -> update`` when `deps` is given, else ``fn(state)``;
+            the update may add steps under ``"chain"``.
+        deps: the agent's parts, passed to `fn`; None for a node that needs none.
+
+    Example:
+        >>> def critic(state, *, deps):
+        ...     return {"chain": [HumanStep(node="critic", kind="review", text="ok")]}
+        >>> graph.add_node("critic", node("critic", critic, deps))  # doctest: +SKIP
+    """
+
+    def run(state: AgentState) -> dict[str, Any]:
+        update = dict((fn(state) if deps is None else fn(state, deps=deps)) or {})
+        number_steps(update.get("chain", ()), len(state["chain"]))
+        # A value equal to the one stored is left out: the state is the same either way,
+        # and each written channel costs a serialized row in the checkpoint's writes.
+        changed = {
+            key: value
+            for key, value in update.items()
+            if key == "chain" or key not in state or state[key] != value  # type: ignore[literal-required]
+        }
+        return {**changed, "node": name}
+
+    run.__name__ = name
+    run.__qualname__ = name
+    return run
+
+
+def think(deps: Deps, *, name: str = routing.THINK) -> Node:
+    """The think node: project the chain, call the model, record its decision."""
+    return node(name, _think, deps)
+
+
+def approve(deps: Deps, *, name: str = routing.APPROVE) -> Node:
+    """The approval gate: one interrupt for every proposed call that needs a person."""
+    return node(name, _approve, deps)
+
+
+def observe(deps: Deps, *, name: str = routing.OBSERVE) -> Node:
+    """The observe node: fold the round's tool results into observations."""
+    return node(name, _observe, deps)
+
+
+def validate(deps: Deps, *, name: str = routing.VALIDATE) -> Node:
+    """The validate node: run the validators on the candidate answer."""
+    return node(name, _validate, deps)
+
+
+def reset(deps: Deps, *, name: str = routing.RESET) -> Node:
+    """The reset node: start the reasoning over, keeping a short lesson."""
+    return node(name, _reset, deps)
+
+
+def finalize(deps: Deps, *, name: str = routing.FINALIZE) -> Node:
+    """The finalize node: record the answer and why the run stopped."""
+    return node(name, _finalize, deps)
+
+
+def ask_human(deps: Deps, *, name: str = routing.ASK_HUMAN) -> Node:
+    """The ask_human node: pause for a person after repeated failures."""
+    return node(name, _ask_human, deps)
+
+
+def act(deps: Deps) -> Node:
+    """The act node: run one tool call (LangGraph runs one act task per call).
+
+    Add it under the name "act"; LangGraph reads its input (`ActTask`) from the signature.
+    """
+
+    def run(task: ActTask, config: RunnableConfig) -> dict[str, Any]:
+        update = _act(task, config, deps=deps)
+        if "number" in task:
+            number_steps(update.get("chain", ()), task["number"])
+        return {**update, "node": routing.ACT}
+
+    run.__name__ = routing.ACT
+    run.__qualname__ = routing.ACT
+    return run
+
+
+# -- routers ----------------------------------------------------------------------------
+# Each keeps the name of the router it wraps: LangGraph names the branch by it, and the
+# diagrams and `check_graph` recognize our (guarded) routers by that name.
+
+
+def _named_router(name: str, router: Router) -> Router:
+    router.__name__ = name
+    router.__qualname__ = name
+    return router
+
+
+def _limited(route: Callable[[AgentState, StepLimits], str]) -> Router:
+    return _named_router(route.__name__, lambda state: str(route(state, state["limits"])))
+
+
+def route_think(deps: Deps) -> Router:
+    """After think: validate, finalize (a guard), approve or act (one task per call), …
+
+    Targets: `THINK_TARGETS`. Calls a tool's cache can answer are served from it.
+    """
+    return _named_router("route_think", lambda state: _route_think(state, deps.tools))
+
+
+def route_approved(deps: Deps) -> Router:
+    """After approve: one act task per call cleared to run; none left → observe.
+
+    Targets: `APPROVE_TARGETS`.
+    """
+    return _named_router("route_approved", lambda state: _route_approved(state, deps.tools))
+
+
+def route_after_observe(deps: Deps | None = None) -> Router:
+    """After observe: think, unless failures or a budget stop the run.
+
+    Targets: `OBSERVE_TARGETS`. `deps` is accepted so every factory is called alike; this
+    router reads only the state (the run's limits are stored in it).
+    """
+    return _limited(routing.route_after_observe)
+
+
+def route_after_validate(deps: Deps | None = None) -> Router:
+    """After validate: finalize a passed answer; else think, reset or stop.
+
+    Targets: `VALIDATE_TARGETS`. Reads only the state, like `route_after_observe`.
+    """
+    return _limited(routing.route_after_validate)
+
+
+def route_after_human(deps: Deps | None = None) -> Router:
+    """After ask_human: finalize on abort or a guard, else think.
+
+    Targets: `HUMAN_TARGETS`. Reads only the state, like `route_after_observe`.
+    """
+    return _limited(routing.route_after_human)

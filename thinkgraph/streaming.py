@@ -1,0 +1,204 @@
+"""Streaming a run: typed events as nodes start and as their checkpoints are written.
+
+`Agent.events` / `Agent.resume_events` yield, in order:
+
+- one `RunStart` (the run's limits and counters so far);
+- a `NodeStart` when a node begins (parallel act tasks each get one);
+- a `StepEvent` for every chain step, once the node that wrote it has saved its writes,
+  numbered as in the stored chain;
+- one `RunEnd` with the run's `RunResult` (done, failed, paused or still running).
+
+`Agent.stream` and friends keep only the steps. `aiterate` turns any of these iterators
+into an async one without blocking the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
+
+from thinkgraph.state import BaseStep, Counters
+from thinkgraph.types import StepLimits
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.graph.state import CompiledStateGraph
+
+    from thinkgraph.agent import RunResult
+    from thinkgraph.types import Breakpoints
+
+__all__ = [
+    "NodeStart",
+    "RunEnd",
+    "RunEvent",
+    "RunStart",
+    "StepEvent",
+    "aiterate",
+    "graph_events",
+    "steps_of",
+]
+
+T = TypeVar("T")
+
+# Events are in-process records around pydantic ones (steps, counters, the result): they
+# are never stored, so plain frozen dataclasses, with no validation per step.
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """The run begins (or resumes) in this process."""
+
+    thread_id: str
+    limits: StepLimits
+    """The run's guards, e.g. ``max_steps`` for "step n of max"."""
+    counters: Counters
+    """Totals so far: zero for a new run, the stored ones for a resume."""
+    resumed: bool = False
+    event: Literal["start"] = "start"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeStart:
+    """A node begins to run."""
+
+    thread_id: str
+    node: str
+    counters: Counters
+    """Totals before the node runs."""
+    event: Literal["node"] = "node"
+
+
+@dataclass(frozen=True, slots=True)
+class StepEvent:
+    """A chain step, written: the node that wrote it has saved its writes."""
+
+    thread_id: str
+    node: str
+    """The node that wrote the step ("start" for the task)."""
+    step: BaseStep
+    """The step, with its number in the stored chain."""
+    counters: Counters
+    """Totals after the node that wrote the step."""
+    event: Literal["step"] = "step"
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """The run stopped in this process: finished, failed, paused or interrupted."""
+
+    result: RunResult
+    event: Literal["end"] = "end"
+
+
+RunEvent: TypeAlias = RunStart | NodeStart | StepEvent | RunEnd
+"""Any event of a streamed run; tell them apart with `isinstance` or `.event`."""
+
+
+def graph_events(
+    graph: CompiledStateGraph[Any, Any, Any, Any],
+    graph_input: Any,
+    config: RunnableConfig,
+    *,
+    thread_id: str,
+    first_number: int,
+    counters: Counters,
+    breakpoints: Breakpoints,
+) -> Iterator[NodeStart | StepEvent]:
+    """Run the graph, yielding node starts and written steps.
+
+    Args:
+        graph: the compiled graph, with its checkpointer.
+        graph_input: the input, a `Command(resume=...)`, or None to continue.
+        config: the run's config (thread id, recursion limit).
+        thread_id: the run's thread id, copied into every event.
+        first_number: the chain's length before this call.
+        counters: the totals before this call.
+        breakpoints: where to pause.
+    """
+    stream = graph.stream(
+        graph_input,
+        config,
+        stream_mode=["updates", "tasks"],
+        durability="sync",
+        interrupt_before=list(breakpoints.before) or None,
+        interrupt_after=list(breakpoints.after) or None,
+    )
+    # With a list of modes LangGraph yields (mode, chunk) pairs.
+    chunks = cast(Iterator[tuple[str, Any]], stream)
+    number = first_number
+    for mode, chunk in chunks:
+        if mode == "tasks":
+            if "input" in chunk:  # a task starting; its result comes as an update
+                yield NodeStart(thread_id, str(chunk["name"]), counters)
+            continue
+        for name, values in chunk.items():
+            if not isinstance(values, dict):
+                continue  # an interrupt, or metadata of a replayed write
+            if isinstance(values.get("counters"), Counters):
+                counters = values["counters"]
+            for step in values.get("chain", ()):
+                # Our nodes number their steps as the store will (parallel act tasks may
+                # finish in any order); a node of a user's that did not is numbered here.
+                if step.number < 0:
+                    step = step.model_copy(update={"number": number})
+                number = max(number, step.number + 1)
+                yield StepEvent(thread_id, str(values.get("node") or name), step, counters)
+
+
+def steps_of(events: Iterable[RunEvent]) -> Iterator[BaseStep]:
+    """Only the chain steps of a stream of events."""
+    for event in events:
+        if isinstance(event, StepEvent):
+            yield event.step
+
+
+async def aiterate(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]:
+    """Run ``make()``'s iterator in a worker thread and yield its items asynchronously.
+
+    Nodes and checkpointers are synchronous (SQLite's saver has no async methods), so the
+    run goes on in one thread and hands each item over through an `asyncio.Queue`; every
+    store works and the event loop stays free. Leaving the loop early stops the run after
+    the node in progress: its checkpoint is written, so it can be resumed.
+
+    Args:
+        make: builds the iterator, e.g. ``lambda: agent.stream(task, thread_id)``; called
+            in the worker thread.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    stop = threading.Event()
+
+    def pump() -> None:
+        try:
+            items = make()
+            try:
+                for item in items:
+                    loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
+                    if stop.is_set():
+                        break
+            finally:
+                close = getattr(items, "close", None)
+                if close is not None:
+                    close()
+        except BaseException as exc:  # handed to the consumer, who raises it
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+        else:
+            loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
+
+    worker = asyncio.ensure_future(asyncio.to_thread(pump))
+    try:
+        while True:
+            kind, value = await queue.get()
+            if kind == "item":
+                yield value
+            elif kind == "error":
+                raise value
+            else:
+                return
+    finally:
+        stop.set()
+        # Wait for the node in progress: the store must not close under a running write.
+        await worker
