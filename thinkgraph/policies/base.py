@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from thinkgraph.llm.base import Message, ModelReply
     from thinkgraph.tools.base import Tool
 
-__all__ = ["Decision", "Policy"]
+__all__ = ["BaseTextPolicy", "Decision", "Policy"]
 
 
 class Decision(BaseModel):
@@ -66,3 +66,31 @@ class Policy(Protocol):
     def tool_schemas(self, tools: Sequence[Tool]) -> list[dict[str, Any]] | None:
         """Schemas for native tool calling, or None when tools are described in the prompt."""
         ...
+
+
+class BaseTextPolicy:
+    """Base for policies whose tools are described in the prompt and whose replies are text.
+
+    Subclasses implement `parse(text)`, `system_prompt(tools)` and `to_messages(...)`.
+
+    Args:
+        intro: What the agent is, the first sentence of the system prompt.
+    """
+
+    native_tools: bool = False
+    """Tools are described in the prompt, not sent to the provider's tool-calling API."""
+
+    def __init__(self, *, intro: str) -> None:
+        self.intro = intro
+
+    def parse(self, text: str) -> Decision:
+        """Parse a reply's text. Never raises on a string: failures are error decisions."""
+        raise NotImplementedError
+
+    def parse_reply(self, reply: ModelReply) -> Decision:
+        """Parse a model reply by its text (native tool calls are not part of the format)."""
+        return self.parse(reply.text)
+
+    def tool_schemas(self, tools: Sequence[Tool]) -> list[dict[str, Any]] | None:
+        """None: the tools are described in the system prompt."""
+        return None

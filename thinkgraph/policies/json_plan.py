@@ -22,13 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from thinkgraph.policies._json import describe_errors, find_json_object
 from thinkgraph.policies._messages import text_messages
-from thinkgraph.policies.base import Decision
+from thinkgraph.policies.base import BaseTextPolicy, Decision
 from thinkgraph.policies.projection import AssistantTurn
 from thinkgraph.policies.react_text import describe_tools
 from thinkgraph.state import BaseStep, ToolCall
 
 if TYPE_CHECKING:
-    from thinkgraph.llm.base import Message, ModelReply
+    from thinkgraph.llm.base import Message
     from thinkgraph.tools.base import Tool
 
 __all__ = ["JsonPlan", "PlanAction", "PlanReply"]
@@ -80,26 +80,15 @@ class PlanReply(BaseModel):
     response: str | None = None
 
 
-class JsonPlan:
+class JsonPlan(BaseTextPolicy):
     """The iterative-consultation policy: one JSON plan per reply, one action per step.
 
     Args:
         intro: What the agent is, the first sentence of the system prompt.
     """
 
-    native_tools: bool = False
-    """Tools are described in the prompt."""
-
     def __init__(self, *, intro: str = _INTRO) -> None:
-        self.intro = intro
-
-    def tool_schemas(self, tools: Sequence[Tool]) -> list[dict[str, Any]] | None:
-        """None: the tools are described in the system prompt."""
-        return None
-
-    def parse_reply(self, reply: ModelReply) -> Decision:
-        """Parse a reply by its text."""
-        return self.parse(reply.text)
+        super().__init__(intro=intro)
 
     def parse(self, text: str) -> Decision:
         """Parse one reply. Never raises on a string: failures are error decisions.

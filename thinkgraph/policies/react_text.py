@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from thinkgraph.policies._react_parse import FINAL_FORMAT, REPLY_FORMAT, parse_react
-from thinkgraph.policies.base import Decision
+from thinkgraph.policies.base import BaseTextPolicy, Decision
 from thinkgraph.policies.projection import (
     AssistantTurn,
     FeedbackTurn,
@@ -33,7 +33,7 @@ from thinkgraph.policies.projection import (
 from thinkgraph.state import BaseStep, ToolCall
 
 if TYPE_CHECKING:
-    from thinkgraph.llm.base import Message, ModelReply
+    from thinkgraph.llm.base import Message
     from thinkgraph.tools.base import Tool
 
 __all__ = ["DEFAULT_INTRO", "ReActText", "describe_tools", "parse"]
@@ -62,7 +62,7 @@ def parse(text: str) -> Decision:
     return parse_react(text)
 
 
-class ReActText:
+class ReActText(BaseTextPolicy):
     """The ReAct text policy: tools in the system prompt, decisions parsed from the reply.
 
     Args:
@@ -73,23 +73,12 @@ class ReActText:
         {'a': 1, 'b': 2}
     """
 
-    native_tools: bool = False
-    """Tools are described in the prompt, not sent to the provider's tool-calling API."""
-
     def __init__(self, *, intro: str = DEFAULT_INTRO) -> None:
-        self.intro = intro
+        super().__init__(intro=intro)
 
     def parse(self, text: str) -> Decision:
         """Parse a reply's text. Never raises on a string: failures are error decisions."""
         return parse_react(text)
-
-    def parse_reply(self, reply: ModelReply) -> Decision:
-        """Parse a model reply by its text (native tool calls are not part of this format)."""
-        return parse_react(reply.text)
-
-    def tool_schemas(self, tools: Sequence[Tool]) -> list[dict[str, Any]] | None:
-        """None: the tools are described in the system prompt."""
-        return None
 
     def system_prompt(self, tools: Sequence[Tool]) -> str:
         """The system message: what the agent is, its tools and the reply format."""
