@@ -19,3 +19,9 @@ def post_note(text: str) -> str:
 
 both = [send_email, post_note]
 """Both tools, for runs that propose two calls needing approval."""
+
+
+@tool(sensitive=["pin"])
+def unlock(door: str, pin: str) -> str:
+    """Unlock a door with its pin."""
+    return f"{door} unlocked"

@@ -12,7 +12,7 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -127,17 +127,24 @@ def make_model(model: str | None, api_base: str | None, script: Path | None) -> 
     return LiteLLMModel(model, api_base=api_base)
 
 
-def print_steps(steps: Iterator[Any]) -> None:
+def print_steps(steps: Iterator[Any], tools: Iterable[Any] = ()) -> None:
+    """Print steps as they come, redacted: secrets never reach the terminal."""
     from thinkgraph.views import format_step
+    from thinkgraph.views.redact import Redactor
 
+    redactor = Redactor([], {t.name: t for t in tools})
     for step in steps:
-        typer.echo(format_step(step))
+        typer.echo(format_step(redactor.shown(step)))
 
 
-def report(result: Any) -> None:
+def report(result: Any, tools: Iterable[Any] = ()) -> None:
+    """The run's summary lines; the answer and detail are redacted like every view."""
+    from thinkgraph.views.redact import Redactor
+
+    redactor = Redactor(result.chain, {t.name: t for t in tools})
     typer.echo("")
     if result.status == "done":
-        typer.echo(f"answer: {result.answer}")
+        typer.echo(f"answer: {redactor.text(result.answer or '')}")
     c = result.counters
     cost = f"${c.cost_usd:.6f}" if c.cost_known else "cost unknown"
     typer.echo(
@@ -146,7 +153,7 @@ def report(result: Any) -> None:
         + f" · thread {result.thread_id} · {c.steps} think steps · {c.tokens} tokens · {cost}"
     )
     if result.detail:
-        typer.echo(f"detail: {result.detail}")
+        typer.echo(f"detail: {redactor.text(result.detail)}")
 
 
 def exit_for(result: Any, flags: Any = "") -> None:

@@ -83,6 +83,16 @@ def is_interactive(no_input: bool) -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
+def _shown_args(p: Pending) -> str:
+    # What a person reads is masked like every other view (secret-looking fields and
+    # credential patterns); the edit prompt's default keeps the real values, since an
+    # edit must be valid arguments.
+    from thinkgraph.views.redact import Redactor
+
+    shown = Redactor([]).value(p.args) if p.args is not None else None
+    return _args_json(shown, p.raw_args)
+
+
 def _args_json(args: dict[str, Any] | None, raw: str | None, indent: int | None = 2) -> str:
     if args is None:
         return repr(raw)
@@ -108,7 +118,7 @@ def describe(pending: Sequence[Pending]) -> str:
         lines.append(f"waiting for approval of {noun}:")
         for p in approvals:
             lines.append(f"  call {p.call_id}  {p.tool}  (think step {p.step})")
-            lines.append("    args: " + _args_json(p.args, p.raw_args).replace("\n", "\n    "))
+            lines.append("    args: " + _shown_args(p).replace("\n", "\n    "))
             if p.thought:
                 lines.append(_indented(p.thought, "    thought: "))
     for p in pending:
@@ -155,11 +165,13 @@ def how_to_continue(
 
 
 def print_new_steps(chain: Sequence[Any], seen: int) -> None:
-    """Print the steps a resume added after the first `seen` ones."""
+    """Print the steps a resume added after the first `seen` ones, redacted."""
     from thinkgraph.views import format_step
+    from thinkgraph.views.redact import Redactor
 
+    redactor = Redactor(chain)
     for step in chain[seen:]:
-        typer.echo(format_step(step))
+        typer.echo(format_step(redactor.step(step)))
 
 
 def _choose(question: str, options: Sequence[str]) -> str:
@@ -173,7 +185,7 @@ def _choose(question: str, options: Sequence[str]) -> str:
 
 def _ask_call(p: Pending) -> Approve | Edit | Reject | Respond:
     typer.echo(f"\ncall {p.call_id}  {p.tool}  (think step {p.step})")
-    typer.echo("  args: " + _args_json(p.args, p.raw_args).replace("\n", "\n  "))
+    typer.echo("  args: " + _shown_args(p).replace("\n", "\n  "))
     if p.thought:
         typer.echo(_indented(p.thought, "  thought: "))
     choice = _choose("approve, edit, reject or respond?", ("approve", "edit", "reject", "respond"))

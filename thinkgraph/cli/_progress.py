@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import typer
@@ -27,6 +27,7 @@ import typer
 from thinkgraph.cli._app import EXIT_FAILED, EXIT_PAUSED
 from thinkgraph.state import Counters
 from thinkgraph.streaming import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
+from thinkgraph.views.redact import Redactor
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -105,26 +106,30 @@ class ProgressLine:
         return Spinner("dots", text=self.text(), style="cyan")
 
 
-def json_events(event: RunEvent) -> list[dict[str, Any]]:
-    """The JSON lines for one event: a step, or the pause and the end (none for others)."""
+def json_events(event: RunEvent, redactor: Redactor | None = None) -> list[dict[str, Any]]:
+    """The JSON lines for one event: a step, or the pause and the end (none for others).
+
+    Everything is redacted as in `show`: secrets never leave in these lines either.
+    """
+    redactor = redactor or Redactor([])
     if isinstance(event, StepEvent):
-        step = event.step.model_dump(mode="json")
+        step = redactor.shown(event.step).model_dump(mode="json")
         return [{"event": "step", "thread_id": event.thread_id, "step": step}]
     if not isinstance(event, RunEnd):
         return []
     r = event.result
     lines: list[dict[str, Any]] = []
     if r.status == "paused":
-        pending = [p.model_dump(mode="json") for p in r.pending]
+        pending = [redactor.pending(p) for p in r.pending]
         lines.append({"event": "paused", "thread_id": r.thread_id, "pending": pending})
     lines.append(
         {
             "event": "end",
             "thread_id": r.thread_id,
             "status": r.status,
-            "answer": r.answer,
+            "answer": None if r.answer is None else redactor.text(r.answer),
             "stop_reason": r.stop_reason,
-            "detail": r.detail,
+            "detail": redactor.text(r.detail),
             "counters": {**r.counters.model_dump(mode="json"), "tokens": r.counters.tokens},
         }
     )
@@ -137,6 +142,7 @@ def show(
     *,
     console: Console | None = None,
     clock: Callable[[], float] = time.monotonic,
+    tools: Iterable[Any] = (),
 ) -> RunResult:
     """Show a run's events as they come, and return the result its `RunEnd` carries.
 
@@ -145,28 +151,54 @@ def show(
         mode: see the module docstring.
         console: where the live display draws (stdout by default).
         clock: the clock for the elapsed time.
+        tools: the run's tools, whose `sensitive` fields are masked in every line.
     """
     from thinkgraph.views import format_step
 
+    redactor = Redactor([], {t.name: t for t in tools})
+    events = _learned(events, redactor)
     result: RunResult | None = None
     if mode == "live":
-        result = _show_live(events, console, clock)
+        result = _show_live(events, console, clock, redactor)
     else:
         for event in events:
             if isinstance(event, RunEnd):
                 result = event.result
             if mode == "json":
-                for line in json_events(event):
+                for line in json_events(event, redactor):
                     typer.echo(json.dumps(line, ensure_ascii=False))
             elif mode == "plain" and isinstance(event, StepEvent):
-                typer.echo(format_step(event.step))
+                typer.echo(format_step(redactor.shown(event.step)))
     if result is None:  # every stream ends with a RunEnd; a bug if not
         raise RuntimeError("the run's events ended without a RunEnd")
     return result
 
 
+def _learned(events: Iterable[RunEvent], redactor: Redactor) -> Iterator[RunEvent]:
+    """The events, each node's steps held back until all of them are learned.
+
+    A model's raw reply is written before the tool call parsed from it, in the same node
+    update; learning the whole update first means the reply is shown with the call's
+    secret arguments already known, and masked.
+    """
+    held: list[StepEvent] = []
+    for event in events:
+        if held and not (isinstance(event, StepEvent) and event.node == held[0].node):
+            yield from held
+            held = []
+        if isinstance(event, StepEvent):
+            redactor.learn(event.step)
+            held.append(event)
+        else:
+            yield event
+    yield from held
+
+
 def _show_live(
-    events: Iterable[RunEvent], console: Console | None, clock: Callable[[], float]
+    events: Iterable[RunEvent],
+    console: Console | None,
+    clock: Callable[[], float],
+    redactor: Redactor,
 ) -> RunResult | None:
     from rich.console import Console
     from rich.live import Live
@@ -182,7 +214,7 @@ def _show_live(
         for event in events:
             line.update(event)
             if isinstance(event, StepEvent):
-                live.console.print(Text(format_step(event.step)), soft_wrap=True)
+                live.console.print(Text(format_step(redactor.shown(event.step))), soft_wrap=True)
             elif isinstance(event, NodeStart):
                 live.refresh()
             elif isinstance(event, RunEnd):

@@ -93,12 +93,12 @@ def run(
         with Agent(chosen, loaded, limits=limits, store=store or default_store()) as agent:
             thread_id = thread or uuid.uuid4().hex[:12]
             mode = choose_mode(as_json=as_json, quiet=quiet)
-            result = show(agent.events(task, thread_id), mode)
+            result = show(agent.events(task, thread_id), mode, tools=loaded)
             if mode != "json" and result.status == "paused" and is_interactive(no_input):
                 result = resume_asking(agent, result)
         if mode == "json":
             raise typer.Exit(exit_code(result))
-        report(result)
+        report(result, loaded)
         exit_for(result, flags)
 
     guarded(go)
@@ -160,10 +160,10 @@ def resume(
             else:
                 if mode != "json":
                     typer.echo(to_text(before.chain))
-                result = show(agent.resume_events(thread, answer), mode)
+                result = show(agent.resume_events(thread, answer), mode, tools=loaded)
         if mode == "json":
             raise typer.Exit(exit_code(result))
-        report(result)
+        report(result, loaded)
         exit_for(result, flags)
 
     guarded(go)

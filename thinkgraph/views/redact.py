@@ -74,13 +74,28 @@ class Redactor:
     def __init__(self, chain: Sequence[BaseStep], tools: Mapping[str, Tool] | None = None) -> None:
         self._tools = dict(tools or {})
         self._values: set[str] = set()
+        self._ordered: list[str] = []
         for step in chain:
-            for name, args in _calls_of(step):
-                self._mask_fields(args, self._sensitive(name), collect=True)
-            if isinstance(step, ToolResultStep) and isinstance(step.output, dict):
-                self._mask_fields(step.output, self._sensitive(step.tool), collect=True)
-        # Longest first, so a secret that contains another is replaced whole.
-        self._ordered = sorted(self._values, key=len, reverse=True)
+            self.learn(step)
+
+    def learn(self, step: BaseStep) -> None:
+        """Take note of the secret values in one step, to mask them wherever they appear.
+
+        A live display learns each step as it arrives, before showing it.
+        """
+        known = len(self._values)
+        for name, args in _calls_of(step):
+            self._mask_fields(args, self._sensitive(name), collect=True)
+        if isinstance(step, ToolResultStep) and isinstance(step.output, dict):
+            self._mask_fields(step.output, self._sensitive(step.tool), collect=True)
+        if len(self._values) != known:
+            # Longest first, so a secret that contains another is replaced whole.
+            self._ordered = sorted(self._values, key=len, reverse=True)
+
+    def shown(self, step: BaseStep) -> BaseStep:
+        """Learn a step as it arrives and return its redacted copy, for live output."""
+        self.learn(step)
+        return self.step(step)
 
     def _sensitive(self, tool_name: str) -> frozenset[str]:
         tool = self._tools.get(tool_name)
