@@ -17,6 +17,7 @@ import ormsgpack
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import (
+    EXT_CONSTRUCTOR_POS_ARGS,
     EXT_CONSTRUCTOR_SINGLE_ARG,
     EXT_DELTA_SNAPSHOT,
     EXT_METHOD_SINGLE_ARG,
@@ -24,6 +25,7 @@ from langgraph.checkpoint.serde.jsonplus import (
     JsonPlusSerializer,
 )
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from langgraph.types import Send
 from pydantic import TypeAdapter
 
 from thinkgraph.errors import StorageError
@@ -127,8 +129,24 @@ def _fast_ext_hook(
     classes: dict[tuple[str, str], type[Any]], fallback: JsonPlusSerializer
 ) -> Callable[[int, bytes], Any]:
     slow = fallback._unpack_ext_hook  # LangGraph's own hook, for every other type
+    # Loading a run decodes every ancestor checkpoint's small channels, which repeat from
+    # one checkpoint to the next (the limits, the breakpoints, the next action). They are
+    # frozen records, so one decoded instance can serve every identical encoding.
+    shared: dict[tuple[int, bytes], Any] = {}
+    shareable = {c for c in classes.values() if c not in STEP_TYPES and c is not PackedSteps}
 
     def hook(code: int, data: bytes) -> Any:
+        key = (code, data)
+        if key in shared:
+            return shared[key]
+        value = decode(code, data)
+        if type(value) in shareable and len(data) < 1024:
+            if len(shared) > 4096:
+                shared.clear()
+            shared[key] = value
+        return value
+
+    def decode(code: int, data: bytes) -> Any:
         if code == EXT_DELTA_SNAPSHOT:
             # Unpacked here (not by the slow hook) so the steps inside revive fast too.
             return _DeltaSnapshot(ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS))
@@ -139,6 +157,11 @@ def _fast_ext_hook(
                 return unpack_steps(PackedSteps(**parts[2]))
             if cls is not None:
                 return cls(**parts[2]) if code == EXT_PYDANTIC_V2 else cls(parts[2])
+        elif code == EXT_CONSTRUCTOR_POS_ARGS:
+            # Every act task is stored as a Send(node, task): one per tool call.
+            parts = ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS)
+            if tuple(parts[:2]) == ("langgraph.types", "Send") and len(parts[2]) == 2:
+                return Send(*parts[2])
         elif code == EXT_METHOD_SINGLE_ARG:
             # Every step's timestamp is stored as datetime.fromisoformat(...).
             parts = ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS)
