@@ -13,11 +13,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from thinkgraph.agent import Agent, RunResult
+    from thinkgraph.agent import Agent
     from thinkgraph.errors import ThinkgraphError
     from thinkgraph.hitl import Approve, Edit, Pending, Reject, Respond
     from thinkgraph.llm.base import ChatModel
     from thinkgraph.llm.scripted import ScriptedModel
+    from thinkgraph.result import RunResult
     from thinkgraph.state import Verdict
     from thinkgraph.tools.base import Tool, tool
     from thinkgraph.types import NextAction, StepLimits
@@ -43,7 +44,7 @@ __all__ = [
 _WHERE = {
     # running agents
     "Agent": "thinkgraph.agent",
-    "RunResult": "thinkgraph.agent",
+    "RunResult": "thinkgraph.result",
     # models
     "ChatModel": "thinkgraph.llm.base",
     "ScriptedModel": "thinkgraph.llm.scripted",

@@ -10,13 +10,18 @@ from typing import Any, Literal, overload
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import INTERRUPT
-from langgraph.graph import START, StateGraph
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
-from pydantic import BaseModel, ConfigDict, Field
 
+from thinkgraph._agent_parts import (
+    REACT_NODES,
+    GraphBuilder,
+    as_breakpoints,
+    as_tool,
+    built_graph,
+)
 from thinkgraph.errors import (
-    ConfigError,
     NotPausedError,
     ResumeValueError,
     ThreadExistsError,
@@ -30,8 +35,15 @@ from thinkgraph.nodes.ask_human import parse_human_answer
 from thinkgraph.nodes.deps import Deps, Validator
 from thinkgraph.policies.base import Policy
 from thinkgraph.policies.context import ContextPolicy
-from thinkgraph.snapshots import CheckpointInfo, checkpoints, pending_of, status_of
-from thinkgraph.state import AgentState, BaseStep, Counters, HumanStep, RunInfo, TaskStep
+from thinkgraph.result import RunResult
+from thinkgraph.snapshots import (
+    CheckpointInfo,
+    checkpoints,
+    edited_chain,
+    pending_of,
+    status_of,
+)
+from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer, open_checkpointer
 from thinkgraph.storage.threads import RunSummary, list_threads, summarize
 from thinkgraph.streaming import (
@@ -43,112 +55,17 @@ from thinkgraph.streaming import (
     graph_events,
     steps_of,
 )
-from thinkgraph.tools import Tool, ToolRegistry, tool
-from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits, StopReason
+from thinkgraph.tools import Tool, ToolRegistry
+from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits
 from thinkgraph.validators import structured_output
-from thinkgraph.viz.checks import check_graph
 
 __all__ = ["Agent", "GraphBuilder", "RunResult"]
-
-GraphBuilder = Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]
-"""A function that builds an uncompiled graph from the agent's parts, like
-`build_react_graph`; see `thinkgraph.graphs.nodes`."""
-
-REACT_NODES = frozenset(
-    {"think", "approve", "act", "observe", "validate", "reset", "finalize", "ask_human"}
-)
-
-
-class RunResult(BaseModel):
-    """Where a run stands: its status, its answer and its whole chain."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    thread_id: str
-    """The run's thread id; pass it to `Agent.resume`, `Agent.chain`, the CLI."""
-    status: RunStatus
-    """running (interrupted, e.g. by a crash), paused (waits for a person), done, failed."""
-    answer: str | None = None
-    stop_reason: StopReason | None = None
-    """Why the run stopped; None while it has not."""
-    detail: str = ""
-    """More on the stop, e.g. the last error."""
-    chain: list[BaseStep] = Field(default_factory=list)
-    """Every step of the run."""
-    pending: list[Pending] = Field(default_factory=list)
-    """What a paused run waits for: one entry per call to approve, or the question."""
-    counters: Counters = Field(default_factory=Counters)
-    """Steps, tokens, cost and time so far."""
-    output: Any = None
-    """The structured answer: the object an `output_schema` validator parsed, else None."""
-
-
-def _as_breakpoints(
-    value: Breakpoints | Mapping[str, Iterable[str]] | None, nodes: Iterable[str] = REACT_NODES
-) -> Breakpoints:
-    if value is None:
-        return Breakpoints()
-    if isinstance(value, Breakpoints):
-        return value
-    unknown = set(value) - {"before", "after"}
-    if unknown:
-        raise ConfigError(
-            f"breakpoints takes the keys 'before' and 'after', not {sorted(unknown)}; "
-            'e.g. breakpoints={"before": ["act"], "after": ["think"]}'
-        )
-    points = Breakpoints(before=tuple(value.get("before", ())), after=tuple(value.get("after", ())))
-    nodes = set(nodes)
-    for name in (*points.before, *points.after):
-        if name not in nodes:
-            raise ConfigError(
-                f"breakpoint on unknown node {name!r}; the nodes are {', '.join(sorted(nodes))}"
-            )
-    return points
 
 
 def _exists(snapshot: StateSnapshot) -> bool:
     # A run killed right after its input was saved has a checkpoint but no values yet; it
     # exists (and resumes), so existence is "has a checkpoint", not "has values".
     return bool(snapshot.values) or snapshot.created_at is not None
-
-
-def _edited(chain: list[BaseStep], edit: Mapping[int, Mapping[str, Any]]) -> list[BaseStep]:
-    for number, fields in edit.items():
-        if not 0 <= number < len(chain):
-            raise ResumeValueError(f"cannot edit step {number}: the chain has {len(chain)} steps")
-        step = chain[number]
-        unknown = set(fields) - set(type(step).model_fields)
-        if unknown:
-            raise ResumeValueError(
-                f"step {number} is a {getattr(step, 'type', '?')} step; it has no field "
-                f"{sorted(unknown)[0]!r}"
-            )
-        try:
-            chain[number] = type(step).model_validate({**step.model_dump(), **fields})
-        except ValueError as exc:
-            raise ResumeValueError(f"edit of step {number} is invalid: {exc}") from exc
-    return chain
-
-
-def _as_tool(item: Tool | Callable[..., Any]) -> Tool:
-    if isinstance(item, Tool):
-        return item
-    if callable(item):
-        return tool(item)
-    raise TypeError(f"tools must be Tool objects or typed functions, got {type(item).__name__}")
-
-
-def _built(
-    build: GraphBuilder, deps: Deps, limits: StepLimits
-) -> StateGraph[AgentState, Any, AgentState, AgentState]:
-    graph = build(deps)
-    if not isinstance(graph, StateGraph):
-        raise ConfigError(
-            f"build_graph returned a {type(graph).__name__}; return the uncompiled "
-            "StateGraph (the agent compiles it with its store)"
-        )
-    check_graph(graph, limits=limits)
-    return graph
 
 
 class Agent:
@@ -198,7 +115,7 @@ class Agent:
         self.deps = Deps(
             model=as_chat_model(model),
             policy=policy or ReActText(),
-            tools=ToolRegistry([_as_tool(t) for t in tools]),
+            tools=ToolRegistry([as_tool(t) for t in tools]),
             validators=tuple(validators),
             approve=approve if approve in (None, "side_effects") else frozenset(approve),  # type: ignore[arg-type]
             max_observation_chars=max_observation_chars,
@@ -207,9 +124,11 @@ class Agent:
         )
         # A user's graph is built and checked now, so a broken one fails where it is given
         # (ours is checked by build_react_graph, on first use).
-        self._builder = None if build_graph is None else _built(build_graph, self.deps, self.limits)
+        self._builder = (
+            None if build_graph is None else built_graph(build_graph, self.deps, self.limits)
+        )
         names = REACT_NODES if self._builder is None else self._builder.nodes
-        self.breakpoints = _as_breakpoints(breakpoints, names)
+        self.breakpoints = as_breakpoints(breakpoints, names)
         self._store = store
         self._saver: BaseCheckpointSaver[Any] | None = (
             store if isinstance(store, BaseCheckpointSaver) else None
@@ -505,7 +424,7 @@ class Agent:
                 f"history({thread_id!r}) or `thinkgraph history {thread_id}`"
             )
         values = dict(snapshot.values)
-        chain = _edited(list(values["chain"]), edit or {})
+        chain = edited_chain(list(values["chain"]), edit or {})
         note = f"forked from {thread_id}@{checkpoint_id}"
         if edit:
             note += f"; edited steps {', '.join(map(str, sorted(edit)))}"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.graph.state import CompiledStateGraph
 
-    from thinkgraph.agent import RunResult
+    from thinkgraph.result import RunResult
     from thinkgraph.types import Breakpoints
 
 __all__ = [

@@ -32,7 +32,7 @@ from thinkgraph.views.redact import Redactor
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-    from thinkgraph.agent import RunResult
+    from thinkgraph.result import RunResult
 
 __all__ = ["Mode", "ProgressLine", "choose_mode", "exit_code", "json_events", "show"]
 

@@ -12,7 +12,7 @@ from thinkgraph.views.redact import Redactor
 from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, to_view_items, tool_map
 
 if TYPE_CHECKING:
-    from thinkgraph.agent import RunResult
+    from thinkgraph.result import RunResult
 
 __all__ = ["RunView", "build_run_view", "describe_pending", "fmt_cost", "step_metrics"]
 

@@ -29,7 +29,7 @@ from thinkgraph.views.text import step_body
 from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy
 
 if TYPE_CHECKING:
-    from thinkgraph.agent import RunResult
+    from thinkgraph.result import RunResult
 
 __all__ = ["to_html"]
 

@@ -24,7 +24,7 @@ from thinkgraph.views._run import build_run_view
 from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy
 
 if TYPE_CHECKING:
-    from thinkgraph.agent import RunResult
+    from thinkgraph.result import RunResult
 
 __all__ = ["FORMAT_VERSION", "to_json", "to_json_dict"]
 
