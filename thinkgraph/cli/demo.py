@@ -23,7 +23,7 @@ from thinkgraph.cli._app import (
 from thinkgraph.types import StepLimits
 
 
-@app.command()
+@app.command(rich_help_panel="Run")
 def demo(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,

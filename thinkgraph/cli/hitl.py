@@ -140,7 +140,7 @@ def _flags(
     return AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
 
 
-@app.command()
+@app.command(rich_help_panel="Pause, resume, time travel")
 def approve(
     thread: Annotated[str, typer.Argument(help="The paused thread.")],
     call_ids: CallIdsArg = None,
@@ -167,7 +167,7 @@ def approve(
     _answer_calls(thread, decide, _flags(store, tools, model, api_base, script), script)
 
 
-@app.command()
+@app.command(rich_help_panel="Pause, resume, time travel")
 def reject(
     thread: Annotated[str, typer.Argument(help="The paused thread.")],
     call_ids: CallIdsArg = None,
@@ -191,7 +191,7 @@ def reject(
     _answer_calls(thread, decide, _flags(store, tools, model, api_base, script), script)
 
 
-@app.command()
+@app.command(rich_help_panel="Pause, resume, time travel")
 def respond(
     thread: Annotated[str, typer.Argument(help="The paused thread.")],
     call_id: Annotated[str, typer.Argument(help="The call to answer.")],
@@ -221,7 +221,7 @@ def _pairs(items: list[str] | None, option: str) -> list[tuple[str, str]]:
     return pairs
 
 
-@app.command()
+@app.command(rich_help_panel="Pause, resume, time travel")
 def decide(
     thread: Annotated[str, typer.Argument(help="The paused thread.")],
     approve_ids: Annotated[
@@ -263,7 +263,7 @@ def decide(
     )
 
 
-@app.command()
+@app.command(rich_help_panel="Pause, resume, time travel")
 def pending(
     thread: Annotated[str, typer.Argument(help="The thread to look at.")],
     store: StoreOpt = "",
@@ -290,7 +290,7 @@ def pending(
     guarded(go)
 
 
-@app.command()
+@app.command(rich_help_panel="Inspect")
 def runs(
     store: StoreOpt = "",
     status: Annotated[
@@ -321,7 +321,7 @@ def runs(
     guarded(go)
 
 
-@app.command()
+@app.command(rich_help_panel="Pause, resume, time travel")
 def history(
     thread: Annotated[str, typer.Argument(help="The thread to list.")],
     store: StoreOpt = "",
@@ -351,7 +351,7 @@ def _step_edits(items: list[str] | None) -> dict[int, dict[str, Any]]:
     return edits
 
 
-@app.command()
+@app.command(rich_help_panel="Pause, resume, time travel")
 def fork(
     thread: Annotated[str, typer.Argument(help="The thread to fork.")],
     checkpoint: Annotated[str, typer.Argument(help="A checkpoint id from `thinkgraph history`.")],

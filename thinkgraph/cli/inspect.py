@@ -35,7 +35,7 @@ def _overlay_diagram(agent: Any, thread: str) -> str | None:
     return None
 
 
-@app.command()
+@app.command(rich_help_panel="Inspect")
 def show(
     thread: Annotated[str, typer.Argument(help="The thread to show.")],
     store: StoreOpt = "",
@@ -97,7 +97,7 @@ def show(
     guarded(go)
 
 
-@app.command()
+@app.command(rich_help_panel="Inspect")
 def draw(
     thread: Annotated[
         str | None, typer.Option("--thread", "-t", help="Mark this run's path on the graph.")

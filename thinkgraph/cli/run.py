@@ -42,7 +42,7 @@ JsonOpt = Annotated[
 ]
 
 
-@app.command()
+@app.command(rich_help_panel="Run")
 def run(
     task: Annotated[str, typer.Argument(help="What the agent should do.")],
     model: ModelOpt = None,
@@ -104,7 +104,7 @@ def run(
     guarded(go)
 
 
-@app.command()
+@app.command(rich_help_panel="Pause, resume, time travel")
 def resume(
     thread: Annotated[str, typer.Argument(help="The thread to continue.")],
     model: ModelOpt = None,
