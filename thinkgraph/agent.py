@@ -169,6 +169,17 @@ class Agent:
         limit = 6 * (limits or self.limits).max_steps + 25
         return {"configurable": {"thread_id": thread_id}, "recursion_limit": limit}
 
+    def _refuse_existing(self, thread_id: str, config: RunnableConfig) -> None:
+        # Any checkpoint means the thread holds a run, even one killed before its first
+        # node; asking the saver for the latest checkpoint does not rebuild the chain.
+        _ = self.graph
+        assert self._saver is not None
+        if self._saver.get_tuple(config) is not None:
+            raise ThreadExistsError(
+                f"thread {thread_id!r} already holds a run; continue it with "
+                f"resume({thread_id!r}) or start this task on a new thread id"
+            )
+
     def _invoke(self, graph_input: Any, config: RunnableConfig, points: Breakpoints) -> Any:
         return self.graph.invoke(
             graph_input,
@@ -208,11 +219,7 @@ class Agent:
         """
         thread_id = thread_id or uuid.uuid4().hex[:12]
         config = self._config(thread_id)
-        if _exists(self.graph.get_state(config)):
-            raise ThreadExistsError(
-                f"thread {thread_id!r} already holds a run; continue it with "
-                f"resume({thread_id!r}) or start this task on a new thread id"
-            )
+        self._refuse_existing(thread_id, config)
         output = self._invoke(self._start(task), config, self.breakpoints)
         return self._finish(thread_id, config, output)
 
@@ -247,11 +254,7 @@ class Agent:
             ThreadExistsError: the thread already holds a run (raised when iterated).
         """
         config = self._config(thread_id)
-        if _exists(self.graph.get_state(config)):
-            raise ThreadExistsError(
-                f"thread {thread_id!r} already holds a run; continue it with "
-                f"resume({thread_id!r}) or start this task on a new thread id"
-            )
+        self._refuse_existing(thread_id, config)
         start = self._start(task)
         counters = start["counters"]
         yield RunStart(thread_id, self.limits, counters)
@@ -431,8 +434,7 @@ class Agent:
         chain.append(HumanStep(node="fork", kind="fork", text=note))
         new_id = new_thread_id or uuid.uuid4().hex[:12]
         target = self._config(new_id)
-        if _exists(self.graph.get_state(target)):
-            raise ThreadExistsError(f"thread {new_id!r} already holds a run; pick another id")
+        self._refuse_existing(new_id, target)
         as_node = str(values.get("node") or "start")
         values["chain"] = chain
         self.graph.update_state(target, values, as_node=START if as_node == "start" else as_node)
