@@ -5,7 +5,8 @@ one is built.
 """
 
 from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest
-from thinkgraph.llm.litellm import LiteLLMModel, ModelCallError, as_chat_model
+from thinkgraph.llm.errors import ModelCallError
+from thinkgraph.llm.litellm import LiteLLMModel, as_chat_model
 from thinkgraph.llm.scripted import ScriptedModel, ScriptExhaustedError
 
 __all__ = [

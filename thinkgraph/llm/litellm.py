@@ -4,23 +4,22 @@ This is the only module of thinkgraph that imports litellm, and it imports it on
 use, not at import time: litellm takes seconds to import, and the CLI and every run that
 uses `ScriptedModel` should not pay for it.
 
-Retries and fallbacks are done here, not by litellm. In litellm 1.106 a plain
-`completion(num_retries=n)` retries in two stacked layers (the provider SDK's `max_retries`
-and then litellm's own wrapper), so one 500 costs up to 2n+1 requests, 401 and 400 are
-retried too, and the async path waits its own exponential backoff instead of the
-provider's Retry-After. Its `fallbacks=` outside the Router turns every failure into a
-generic 500 `APIConnectionError` and sends the primary's api_key to every fallback. So
-each attempt here is one litellm call with its retries off, and the loop around it retries
-only what can succeed on retry and falls back in order.
+Retries and fallbacks are done by `thinkgraph.llm.retry`, not by litellm. In litellm
+1.106 a plain `completion(num_retries=n)` retries in two stacked layers (the provider
+SDK's `max_retries` and then litellm's own wrapper), so one 500 costs up to 2n+1
+requests, 401 and 400 are retried too, and the async path waits its own exponential
+backoff instead of the provider's Retry-After. Its `fallbacks=` outside the Router turns
+every failure into a generic 500 `APIConnectionError` and sends the primary's api_key to
+every fallback. So each attempt here is one litellm call with its retries off, and the
+loop around it retries only what can succeed on retry and falls back in order. What a
+failure means (its status, whether a retry can pass, the message) is decided by
+`thinkgraph.llm.errors`, from the exception classes this module hands it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import random
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -30,14 +29,12 @@ from typing import Any
 
 from thinkgraph.errors import ModelConfigError
 from thinkgraph.llm.base import ChatModel, ModelReply, ModelRequest
+from thinkgraph.llm.errors import ModelCallError, to_model_call_error
+from thinkgraph.llm.retry import acall_with_fallbacks, call_with_fallbacks
 from thinkgraph.state import ToolCall
 
 __all__ = ["LiteLLMModel", "ModelCallError", "as_chat_model"]
 
-_MAX_RETRY_AFTER_S = 60.0
-"""A Retry-After above this is not waited for; the normal backoff is used instead."""
-_BACKOFF_FIRST_S = 0.5
-_BACKOFF_MAX_S = 8.0
 _RESERVED_EXTRA = {
     "model": "the model is the first argument",
     "messages": "messages come from the ModelRequest",
@@ -66,34 +63,6 @@ def _litellm() -> ModuleType:
                 litellm.suppress_debug_info = True
                 _litellm_module = litellm
     return _litellm_module
-
-
-class ModelCallError(RuntimeError):
-    """A model call failed: the provider refused, failed, timed out or answered nonsense.
-
-    The message names the model and what to do; the litellm exception is the `__cause__`.
-
-    Attributes:
-        model: The model string that failed (the last one tried, with fallbacks).
-        provider: The litellm provider of that model, e.g. "openai".
-        status_code: The HTTP status, 408 for a timeout, or None when there was none.
-        retryable: Whether the same call could succeed if tried again later.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        model: str = "",
-        provider: str | None = None,
-        status_code: int | None = None,
-        retryable: bool = False,
-    ) -> None:
-        super().__init__(message)
-        self.model = model
-        self.provider = provider
-        self.status_code = status_code
-        self.retryable = retryable
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,37 +162,23 @@ class LiteLLMModel:
         """
         litellm = _litellm()
         started = time.perf_counter()
-        failures: list[ModelCallError] = []
-        for index, target in enumerate(self._targets):
-            for attempt in range(self._num_retries + 1):
-                try:
-                    response = litellm.completion(**self._arguments(target, request))
-                    return self._reply(response, target, index, started)
-                except Exception as exc:
-                    error = self._failure(exc, target)
-                    if not error.retryable or attempt == self._num_retries:
-                        failures.append(error)
-                        break
-                    time.sleep(_retry_delay(exc, attempt))
-        raise self._all_failed(failures)
+
+        def call(index: int, target: _Target) -> ModelReply:
+            response = litellm.completion(**self._arguments(target, request))
+            return self._reply(response, target, index, started)
+
+        return call_with_fallbacks(self._targets, call, self._failure, self._num_retries)
 
     async def acomplete(self, request: ModelRequest) -> ModelReply:
         """Answer one request without blocking the event loop; same behaviour as `complete`."""
         litellm = _litellm()
         started = time.perf_counter()
-        failures: list[ModelCallError] = []
-        for index, target in enumerate(self._targets):
-            for attempt in range(self._num_retries + 1):
-                try:
-                    response = await litellm.acompletion(**self._arguments(target, request))
-                    return self._reply(response, target, index, started)
-                except Exception as exc:
-                    error = self._failure(exc, target)
-                    if not error.retryable or attempt == self._num_retries:
-                        failures.append(error)
-                        break
-                    await asyncio.sleep(_retry_delay(exc, attempt))
-        raise self._all_failed(failures)
+
+        async def call(index: int, target: _Target) -> ModelReply:
+            response = await litellm.acompletion(**self._arguments(target, request))
+            return self._reply(response, target, index, started)
+
+        return await acall_with_fallbacks(self._targets, call, self._failure, self._num_retries)
 
     def __repr__(self) -> str:
         # Never show the api_key: reprs end up in logs and tracebacks.
@@ -290,31 +245,9 @@ class LiteLLMModel:
 
         if not isinstance(exc, openai.OpenAIError):
             raise exc  # not a provider failure: a bug or bad extra arguments, shown as is
-        status, retryable, what, detail = _classify(exc, litellm, target, self._timeout)
-        message = f"{target.model}: {what}" + (f" [{detail}]" if detail else "")
-        error = ModelCallError(
-            message,
-            model=target.model,
-            provider=target.provider,
-            status_code=status,
-            retryable=retryable,
+        return to_model_call_error(
+            exc, target, timeout=self._timeout, litellm=litellm, openai=openai
         )
-        error.__cause__ = exc
-        return error
-
-    def _all_failed(self, failures: list[ModelCallError]) -> ModelCallError:
-        last = failures[-1]
-        if len(failures) == 1:
-            return last
-        error = ModelCallError(
-            f"all {len(failures)} models failed: " + "; ".join(str(f) for f in failures),
-            model=last.model,
-            provider=last.provider,
-            status_code=last.status_code,
-            retryable=any(f.retryable for f in failures),
-        )
-        error.__cause__ = last
-        return error
 
 
 def as_chat_model(model: str | ChatModel) -> ChatModel:
@@ -385,112 +318,4 @@ def _cost(response: Any) -> float | None:
         return None
     if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
         return float(cost)
-    return None
-
-
-def _classify(
-    exc: Exception, litellm: ModuleType, target: _Target, timeout: float
-) -> tuple[int | None, bool, str, str]:
-    """(status code, retryable, what happened and what to do, the provider's words)."""
-    status, retryable, what = _what_failed(exc, litellm, target, timeout)
-    # litellm reports an unreadable body and a refused connection as made-up 500s, with
-    # its own wrapping around the real reason; the innermost exception says it plainly.
-    cause = _find_cause(exc, (json.JSONDecodeError, ConnectionError))
-    return status, retryable, what, str(cause) if cause is not None else _detail(exc)
-
-
-def _what_failed(
-    exc: Exception, litellm: ModuleType, target: _Target, timeout: float
-) -> tuple[int | None, bool, str]:
-    import openai  # loaded by litellm already
-
-    errors = litellm.exceptions
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    if _find_cause(exc, json.JSONDecodeError) is not None:
-        return None, True, "invalid response body: the provider sent something that is not JSON"
-    if isinstance(exc, errors.Timeout):
-        return 408, True, f"timed out after {timeout:g}s (raise timeout= or try again later)"
-    if isinstance(exc, errors.AuthenticationError):
-        fix = (
-            "check the api_key= you passed"
-            if target.api_key is not None
-            else f"check {target.provider.upper()}_API_KEY or pass api_key="
-        )
-        return 401, False, f"401 authentication failed ({fix})"
-    if isinstance(exc, errors.PermissionDeniedError):
-        return 403, False, "403 permission denied (this API key cannot use this model)"
-    if isinstance(exc, errors.NotFoundError):
-        where = f" at {target.api_base}" if target.api_base else ""
-        return 404, False, f"404 not found (check the model name and that it is served{where})"
-    if isinstance(exc, errors.RateLimitError):
-        return 429, True, "429 rate limited (retries exhausted; lower the request rate)"
-    if isinstance(exc, errors.ContextWindowExceededError):
-        return status or 400, False, "context window exceeded (shorten the prompt)"
-    if isinstance(exc, errors.APIConnectionError) or (
-        _find_cause(exc, (openai.APIConnectionError, ConnectionError)) is not None
-    ):
-        where = target.api_base or f"the {target.provider} API"
-        return None, True, f"could not connect to {where} (is the server up?)"
-    if status is None:
-        return None, False, "the call failed"
-    retryable = status in (408, 409, 429) or status >= 500
-    label = "provider error" if status >= 500 else "request rejected"
-    return status, retryable, f"{status} {label}"
-
-
-def _find_cause(
-    exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]
-) -> BaseException | None:
-    """The first exception of `kind` in the chain of causes of `exc`, itself included."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, kind):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
-_LITELLM_PREFIX = re.compile(r"^(?:litellm\.)?\w+(?:Error|Exception|Timeout)\s*[:-]\s*")
-
-
-def _detail(exc: Exception) -> str:
-    """The provider's own words, without litellm's repeated class-name prefixes."""
-    text = str(getattr(exc, "message", None) or exc)
-    text = text.split(" LiteLLM Retried:")[0]
-    while (match := _LITELLM_PREFIX.match(text)) is not None:
-        text = text[match.end() :]
-    text = " ".join(text.split())
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def _retry_delay(exc: Exception, attempt: int) -> float:
-    """Seconds to wait before retry number `attempt + 1`: Retry-After if sane, else backoff."""
-    retry_after = _retry_after(exc)
-    if retry_after is not None and 0 <= retry_after <= _MAX_RETRY_AFTER_S:
-        return retry_after
-    backoff = min(_BACKOFF_FIRST_S * 2.0**attempt, _BACKOFF_MAX_S)
-    # Jitter so clients that failed together do not all come back at the same moment.
-    return backoff * (1 - 0.25 * random.random())
-
-
-def _retry_after(exc: Exception) -> float | None:
-    headers: Any = getattr(exc, "litellm_response_headers", None)
-    if headers is None:
-        headers = getattr(getattr(exc, "response", None), "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            value = headers.get(name)
-        except Exception:
-            return None
-        if value is None:
-            continue
-        try:
-            return float(value) * scale
-        except (TypeError, ValueError):
-            continue  # an HTTP date: rare enough to fall back to the backoff
     return None
