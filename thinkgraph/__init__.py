@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from thinkgraph.llm.scripted import ScriptedModel
     from thinkgraph.result import RunResult
     from thinkgraph.state import Verdict
-    from thinkgraph.tools.base import Tool, tool
+    from thinkgraph.tools.base import Tool
+    from thinkgraph.tools.function import tool
     from thinkgraph.types import NextAction, StepLimits
 
 __all__ = [
@@ -53,7 +54,7 @@ _WHERE = {
     "StepLimits": "thinkgraph.types",
     # tools and validation
     "Tool": "thinkgraph.tools.base",
-    "tool": "thinkgraph.tools.base",
+    "tool": "thinkgraph.tools.function",
     "Verdict": "thinkgraph.state",
     # human in the loop
     "Approve": "thinkgraph.hitl",

@@ -13,8 +13,8 @@ from thinkgraph.errors import ToolDefinitionError
 from thinkgraph.llm.base import Message
 from thinkgraph.state import BaseStep, ToolCall, ToolCallStep, ToolResultStep
 from thinkgraph.tools import ToolContext, ToolRegistry
-from thinkgraph.tools.base import FunctionTool
 from thinkgraph.tools.cache import call_key, find_cached, replay_cached
+from thinkgraph.tools.function import FunctionTool
 
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
 

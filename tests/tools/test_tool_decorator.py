@@ -56,6 +56,15 @@ def test_public_names_are_exported() -> None:
             assert hasattr(module, name)
 
 
+def test_function_tools_are_still_importable_from_base() -> None:
+    import thinkgraph.tools.base as base
+    import thinkgraph.tools.function as function
+
+    assert base.tool is function.tool is tool
+    assert base.FunctionTool is function.FunctionTool is FunctionTool
+    assert set(base.__all__) >= {"FunctionTool", "Tool", "ToolContext", "tool"}
+
+
 def test_bare_decorator_makes_a_tool_from_name_docstring_and_signature() -> None:
     assert isinstance(add, FunctionTool)
     assert isinstance(add, Tool)

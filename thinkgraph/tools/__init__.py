@@ -3,7 +3,8 @@
 from thinkgraph.tools import tool, ToolRegistry, execute_call
 """
 
-from thinkgraph.tools.base import FunctionTool, Tool, ToolContext, ToolKind, tool
+from thinkgraph.tools.base import Tool, ToolContext, ToolKind
+from thinkgraph.tools.function import FunctionTool, tool
 from thinkgraph.tools.output import ToolOutput, ToolUsage
 from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.tools.runner import aexecute_call, execute_call

@@ -15,7 +15,7 @@ import operator
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from thinkgraph.tools.base import tool
+from thinkgraph.tools.function import tool
 
 __all__ = ["calculator", "evaluate"]
 
