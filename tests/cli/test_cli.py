@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from thinkgraph.cli import app
+from thinkgraph.storage import close_checkpointer, open_checkpointer
 
 runner = CliRunner()
 
@@ -81,6 +82,7 @@ def test_bad_arguments_get_one_line_naming_the_fix(
     args: list[str], message: str, script: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("THINKGRAPH_MODEL", raising=False)
+    close_checkpointer(open_checkpointer(sqlite_url))  # the store exists, the run does not
     args = [a.replace("{s}", str(script)).replace("{db}", sqlite_url) for a in args]
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
@@ -117,3 +119,13 @@ def test_demo_runs_from_a_fresh_directory(tmp_path: Path) -> None:
     assert "(340.69k USD)" in out
     assert "graph TD;" in out
     assert (tmp_path / ".thinkgraph" / "runs.db").exists()
+
+
+@pytest.mark.parametrize("command", ["show", "pending", "history", "runs"])
+def test_reading_a_store_that_does_not_exist_creates_nothing(command: str, tmp_path: Path) -> None:
+    missing = tmp_path / "typo" / "runs.db"
+    args = [command] if command == "runs" else [command, "t1"]
+    result = runner.invoke(app, [*args, "--store", f"sqlite:///{missing}"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: no store at {missing}")
+    assert not missing.parent.exists()

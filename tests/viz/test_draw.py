@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from thinkgraph import Agent, ScriptedModel, StepLimits
 from thinkgraph.cli import app
+from thinkgraph.storage import close_checkpointer, open_checkpointer
 from thinkgraph.tools.builtin import calculator
 
 runner = CliRunner()
@@ -82,6 +83,7 @@ def test_cli_writes_png_bytes(tmp_path: Path) -> None:
     ],
 )
 def test_cli_errors_are_one_line(args: list[str], message: str, sqlite_url: str) -> None:
+    close_checkpointer(open_checkpointer(sqlite_url))  # the store exists, the run does not
     result = runner.invoke(app, [a.replace("{db}", sqlite_url) for a in args])
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]

@@ -29,6 +29,7 @@ __all__ = [
     "StoreOpt",
     "app",
     "default_store",
+    "existing_store",
     "exit_for",
     "fail",
     "guarded",
@@ -83,6 +84,25 @@ def default_store() -> str:
     from thinkgraph.storage import DEFAULT_STORE
 
     return DEFAULT_STORE
+
+
+def existing_store(store: str) -> str:
+    """The store URL for a command that reads runs; a SQLite file must already exist.
+
+    Reading must not create a store: a mistyped --store would otherwise leave an empty
+    database behind and report "no run" instead of the real problem.
+    """
+    from thinkgraph.errors import StorageError
+    from thinkgraph.storage import sqlite_path
+
+    url = store or default_store()
+    try:
+        path = sqlite_path(url)
+    except StorageError as exc:
+        fail(str(exc))
+    if path is not None and not path.exists():
+        fail(f"no store at {path}: nothing has run there yet; check --store (or run a task)")
+    return url
 
 
 def load_tool(spec: str) -> list[Any]:

@@ -27,7 +27,7 @@ from thinkgraph.cli._app import (
     ModelOpt,
     StoreOpt,
     app,
-    default_store,
+    existing_store,
     exit_for,
     fail,
     guarded,
@@ -96,7 +96,7 @@ def _answer_calls(
     chosen = make_model(flags.model, flags.api_base, script)
 
     def go() -> None:
-        with Agent(chosen, loaded, store=flags.store or default_store()) as agent:
+        with Agent(chosen, loaded, store=existing_store(flags.store)) as agent:
             before = agent.result(thread)
             waiting = {p.call_id or "": p for p in before.pending if p.kind == "approval"}
             if before.status != "paused" or not waiting:
@@ -273,7 +273,7 @@ def pending(
     from thinkgraph.llm import ScriptedModel
 
     def go() -> None:
-        with Agent(ScriptedModel([]), store=store or default_store()) as agent:
+        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
             result = agent.result(thread)
         if result.status in ("done", "failed"):
             why = f" ({result.stop_reason})" if result.stop_reason else ""
@@ -306,7 +306,7 @@ def runs(
         fail(f"--status {status!r} is unknown; use one of {', '.join(STATUSES)}")
 
     def go() -> None:
-        with Agent(ScriptedModel([]), store=store or default_store()) as agent:
+        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
             found = agent.runs(status=status, limit=limit)  # type: ignore[arg-type]
         if not found:
             typer.echo("no runs" + (f" with status {status}" if status else ""))
@@ -331,7 +331,7 @@ def history(
     from thinkgraph.llm import ScriptedModel
 
     def go() -> None:
-        with Agent(ScriptedModel([]), store=store or default_store()) as agent:
+        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
             points = agent.history(thread)
         for point in points:
             when = point.at.astimezone().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if point.at else "?"
@@ -376,7 +376,7 @@ def fork(
     chosen = make_model(model, api_base, script)
 
     def go() -> None:
-        with Agent(chosen, loaded, store=store or default_store()) as agent:
+        with Agent(chosen, loaded, store=existing_store(store)) as agent:
             result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=new_thread)
         typer.echo(to_text(result.chain))
         report(result)

@@ -12,7 +12,7 @@ import typer
 from thinkgraph.cli._app import (
     StoreOpt,
     app,
-    default_store,
+    existing_store,
     fail,
     guarded,
     load_tool,
@@ -71,7 +71,7 @@ def show(
     known = [t for spec in tools or [] for t in load_tool(spec)]
 
     def go() -> None:
-        with Agent(ScriptedModel([]), store=store or default_store()) as agent:
+        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
             result = agent.result(thread)
             diagram = _overlay_diagram(agent, thread) if fmt == "html" else None
         if fmt == "text":
@@ -126,7 +126,7 @@ def draw(
         fail("--format png writes binary data; pass -o FILE or pipe stdout to a file")
 
     def go() -> None:
-        url = (store or default_store()) if thread is not None else "memory://"
+        url = existing_store(store) if thread is not None else "memory://"
         with Agent(ScriptedModel([]), store=url) as agent:
             diagram = agent.draw(fmt, thread_id=thread)
         if output is not None:

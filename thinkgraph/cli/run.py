@@ -14,6 +14,7 @@ from thinkgraph.cli._app import (
     StoreOpt,
     app,
     default_store,
+    existing_store,
     exit_for,
     fail,
     guarded,
@@ -135,7 +136,7 @@ def resume(
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
 
     def go() -> None:
-        with Agent(chosen, loaded, store=store or default_store()) as agent:
+        with Agent(chosen, loaded, store=existing_store(store)) as agent:
             before = agent.result(thread)
             waits = {p.kind for p in before.pending} - {"breakpoint"}
             if answer is not None and "ask_human" not in waits:

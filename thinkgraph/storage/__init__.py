@@ -5,6 +5,7 @@ from thinkgraph.storage.checkpointers import (
     close_checkpointer,
     open_checkpointer,
     serializer,
+    sqlite_path,
 )
 from thinkgraph.storage.threads import RunSummary, list_threads
 
@@ -15,4 +16,5 @@ __all__ = [
     "list_threads",
     "open_checkpointer",
     "serializer",
+    "sqlite_path",
 ]

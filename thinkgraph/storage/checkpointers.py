@@ -44,7 +44,13 @@ from thinkgraph.types import Breakpoints, NextAction, StepLimits
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-__all__ = ["DEFAULT_STORE", "close_checkpointer", "open_checkpointer", "serializer"]
+__all__ = [
+    "DEFAULT_STORE",
+    "close_checkpointer",
+    "open_checkpointer",
+    "serializer",
+    "sqlite_path",
+]
 
 DEFAULT_STORE = "sqlite:///.thinkgraph/runs.db"
 """The embedded default: a SQLite file under .thinkgraph/ in the working directory."""
@@ -210,6 +216,12 @@ def open_checkpointer(url: str = DEFAULT_STORE) -> BaseCheckpointSaver[Any]:
         f"unknown store scheme {scheme!r} in {url!r}; use memory://, sqlite:///path.db "
         "or postgresql://user@host/db"
     )
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file a sqlite:/// store URL names, or None for another kind of store."""
+    scheme, sep, rest = url.partition("://")
+    return _sqlite_path(url, rest) if sep and scheme.lower() == "sqlite" else None
 
 
 def _sqlite_path(url: str, rest: str) -> Path:
