@@ -28,7 +28,14 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest
+from thinkgraph.llm.base import (
+    ChatModel,
+    Message,
+    ModelReply,
+    ModelRequest,
+    call_step,
+    failed_call_step,
+)
 from thinkgraph.policies._json import describe_errors, find_json_object
 from thinkgraph.state import (
     BaseStep,
@@ -183,32 +190,21 @@ class LLMCritic:
         try:
             reply = critic.complete(request)
         except Exception as exc:  # the provider's failure is recorded, not raised
-            error = f"{type(exc).__name__}: {exc}"
-            step = LLMCallStep(
-                node="validate",
+            step = failed_call_step(
+                critic.name,
+                exc,
                 purpose="critic",
-                model=critic.name,
-                error=error,
+                node="validate",
                 latency_s=time.perf_counter() - started,
             )
+            error = step.error
             verdict = Verdict(
                 passed=False,
                 reason=f"the critic could not be asked ({error})",
                 validator="llm_critic",
             )
             return Review(verdict, step, None)
-        step = LLMCallStep(
-            node="validate",
-            purpose="critic",
-            model=reply.model,
-            provider=reply.provider,
-            text=reply.text,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            cost_usd=reply.cost_usd,
-            latency_s=reply.latency_s,
-            fallback=reply.fallback,
-        )
+        step = call_step(reply, purpose="critic", node="validate")
         return Review(parse_critique(reply.text), step, reply)
 
     def __call__(self, answer: str, state: Mapping[str, Any]) -> Verdict:

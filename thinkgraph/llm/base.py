@@ -5,9 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from thinkgraph.state import ToolCall
+from thinkgraph.state import LLMCallStep, ToolCall
 
-__all__ = ["ChatModel", "Message", "ModelReply", "ModelRequest", "Purpose"]
+__all__ = [
+    "ChatModel",
+    "Message",
+    "ModelReply",
+    "ModelRequest",
+    "Purpose",
+    "call_step",
+    "failed_call_step",
+]
 
 Message: TypeAlias = dict[str, Any]
 """A chat message in the OpenAI format: {"role": ..., "content": ...}."""
@@ -67,3 +75,41 @@ class ChatModel(Protocol):
     async def acomplete(self, request: ModelRequest) -> ModelReply:
         """Answer one request without blocking the event loop."""
         ...
+
+
+def call_step(reply: ModelReply, *, purpose: Purpose, node: str = "", **fields: Any) -> LLMCallStep:
+    """The chain step that records one model call: what came back and what it cost.
+
+    Args:
+        reply: what the model answered.
+        purpose: why it was called (think, finalize, summarize, critic).
+        node: the node that made the call; the purpose's name when left out.
+        fields: other `LLMCallStep` fields to set or override (e.g. a cleaned `text`).
+    """
+    recorded: dict[str, Any] = {
+        "node": node or purpose,
+        "purpose": purpose,
+        "model": reply.model,
+        "provider": reply.provider,
+        "text": reply.text,
+        "tool_calls": list(reply.tool_calls),
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "cost_usd": reply.cost_usd,
+        "latency_s": reply.latency_s,
+        "fallback": reply.fallback,
+    }
+    return LLMCallStep(**{**recorded, **fields})
+
+
+def failed_call_step(
+    model: str, exc: BaseException, *, purpose: Purpose, node: str = "", latency_s: float = 0.0
+) -> LLMCallStep:
+    """The chain step that records a model call that raised; `error` says how it failed."""
+    return LLMCallStep(
+        node=node or purpose,
+        purpose=purpose,
+        model=model,
+        error=f"{type(exc).__name__}: {exc}",
+        latency_s=latency_s,
+    )

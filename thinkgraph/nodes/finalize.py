@@ -6,16 +6,15 @@ import time
 from typing import Any
 
 from thinkgraph.graphs.routing import guard_stop
-from thinkgraph.llm.base import ModelRequest
+from thinkgraph.llm.base import ModelRequest, call_step, failed_call_step
 from thinkgraph.nodes.deps import Deps
-from thinkgraph.nodes.think import _call_step, count_usage
+from thinkgraph.nodes.think import count_usage
 from thinkgraph.state import (
     AgentState,
     BaseStep,
     Counters,
     ErrorStep,
     FinalStep,
-    LLMCallStep,
     RunInfo,
 )
 from thinkgraph.types import StopReason
@@ -66,14 +65,15 @@ def _forced_answer(
     try:
         reply = deps.model.complete(request)
     except Exception as exc:  # a provider failure ends the run with the reason recorded
-        message = f"{type(exc).__name__}: {exc}"
+        call_failed = failed_call_step(deps.model.name, exc, purpose="finalize")
+        message = call_failed.error or ""
         failed: list[BaseStep] = [
-            LLMCallStep(node="finalize", purpose="finalize", model=deps.model.name, error=message),
+            call_failed,
             ErrorStep(node="finalize", kind="model", message=message),
         ]
         counters = count_usage(counters, None, time.perf_counter() - started)
         return _end(None, reason, "failed", counters, detail=message, before=failed, forced=True)
-    call = _call_step(reply, "finalize")
+    call = call_step(reply, purpose="finalize")
     decision = deps.policy.parse_reply(reply)
     counters = count_usage(counters, reply, time.perf_counter() - started)
     if decision.kind == "final" and decision.answer is not None:

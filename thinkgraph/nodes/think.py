@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from thinkgraph.llm.base import ModelReply, ModelRequest
+from thinkgraph.llm.base import ModelReply, ModelRequest, call_step, failed_call_step
 from thinkgraph.nodes.approve import calls_needing_approval
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.policies.base import Decision
@@ -16,7 +16,6 @@ from thinkgraph.state import (
     BaseStep,
     Counters,
     ErrorStep,
-    LLMCallStep,
     ResetStep,
     ThoughtStep,
     ToolCallStep,
@@ -62,22 +61,6 @@ def refused_decision_feedback(
             feedback="You cannot start over again (no resets left). Continue from where you are.",
         )
     return None
-
-
-def _call_step(reply: ModelReply, purpose: str) -> LLMCallStep:
-    return LLMCallStep(
-        node=purpose,
-        purpose=purpose,
-        model=reply.model,
-        provider=reply.provider,
-        text=reply.text,
-        tool_calls=list(reply.tool_calls),
-        prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
-        cost_usd=reply.cost_usd,
-        latency_s=reply.latency_s,
-        fallback=reply.fallback,
-    )
 
 
 def count_usage(counters: Counters, reply: ModelReply | None, elapsed: float) -> Counters:
@@ -129,9 +112,10 @@ def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     try:
         reply = deps.model.complete(request)
     except Exception as exc:  # the provider's failure is the run's data, not our crash
-        message = f"{type(exc).__name__}: {exc}"
+        failed = failed_call_step(deps.model.name, exc, purpose="think")
+        message = failed.error or ""
         fatal = is_fatal_model_error(exc)
-        steps.append(LLMCallStep(node="think", model=deps.model.name, error=message, latency_s=0.0))
+        steps.append(failed)
         steps.append(ErrorStep(node="think", kind="model", message=message, fatal=fatal))
         counters = count_usage(counters, None, time.perf_counter() - started)
         if fatal:
@@ -140,7 +124,7 @@ def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
             failures = max(counters.consecutive_failures, limits.max_consecutive_failures - 1)
             counters = counters.model_copy(update={"consecutive_failures": failures})
         return _decided(steps, counters, failed=True)
-    call = _call_step(reply, "think")
+    call = call_step(reply, purpose="think")
     steps.append(call)
     decision = gate_confidence(deps.policy.parse_reply(reply), deps.confidence_threshold)
     if decision.kind == "error":

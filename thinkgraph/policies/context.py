@@ -31,7 +31,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest
+from thinkgraph.llm.base import (
+    ChatModel,
+    Message,
+    ModelReply,
+    ModelRequest,
+    call_step,
+    failed_call_step,
+)
 from thinkgraph.policies._messages import user_text
 from thinkgraph.policies.projection import (
     AssistantTurn,
@@ -162,26 +169,20 @@ def fit_context(
     try:
         reply = model.complete(request)
     except Exception as exc:  # a failed summary must not fail the step: truncate instead
-        failed = LLMCallStep(
-            node="think",
+        failed = failed_call_step(
+            model.name,
+            exc,
             purpose="summarize",
-            model=model.name,
-            error=f"{type(exc).__name__}: {exc}",
+            node="think",
             latency_s=time.perf_counter() - started,
         )
         return Fitted(chain=policy.select(chain), steps=[failed], replies=[None])
     text = reply.text.strip()
-    step = LLMCallStep(
-        node="think",
+    step = call_step(
+        reply,
         purpose="summarize",
-        model=reply.model,
-        provider=reply.provider,
+        node="think",
         text=text,
-        prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
-        cost_usd=reply.cost_usd,
-        latency_s=reply.latency_s,
-        fallback=reply.fallback,
         error=None if text else "the model answered the summary request with nothing",
         covers_through=max(s.number for s in old) if text else None,
     )
