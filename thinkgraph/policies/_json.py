@@ -12,14 +12,32 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["JsonFound", "describe_errors", "find_json_object"]
+from thinkgraph.state import ToolCall
+
+__all__ = ["JsonFound", "ToolAction", "describe_errors", "find_json_object"]
 
 _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
 _FENCE = re.compile(r"```[A-Za-z0-9_+.-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _MAX_STARTS = 200
 """How many `{` positions are tried; bounds the work on a long reply full of braces."""
+
+
+class ToolAction(BaseModel):
+    """A tool call as the JSON policies write it: a tool and its arguments."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] | str = Field(default_factory=dict)
+    """A JSON object; a string is kept as the call's `raw_args`."""
+
+    def to_call(self) -> ToolCall:
+        """The `ToolCall` act runs."""
+        if isinstance(self.args, str):
+            return ToolCall(name=self.tool.strip(), raw_args=self.args)
+        return ToolCall(name=self.tool.strip(), args=self.args)
 
 
 @dataclass(frozen=True, slots=True)

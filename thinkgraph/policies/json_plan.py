@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from thinkgraph.policies._json import describe_errors, find_json_object
+from thinkgraph.policies._json import ToolAction, describe_errors, find_json_object
 from thinkgraph.policies._messages import text_messages
 from thinkgraph.policies.base import BaseTextPolicy, Decision
 from thinkgraph.policies.projection import AssistantTurn
 from thinkgraph.policies.react_text import describe_tools
-from thinkgraph.state import BaseStep, ToolCall
+from thinkgraph.state import BaseStep
 
 if TYPE_CHECKING:
     from thinkgraph.llm.base import Message
@@ -58,14 +58,8 @@ _EXPECTED = (
 _INTRO = "You are an agent that solves a task step by step, one action at a time."
 
 
-class PlanAction(BaseModel):
-    """The one action of a reply: a tool and its arguments."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    tool: str = Field(min_length=1)
-    args: dict[str, Any] | str = Field(default_factory=dict)
-    """A JSON object; a string is kept as the call's `raw_args`."""
+PlanAction = ToolAction
+"""The one action of a reply: a tool and its arguments."""
 
 
 class PlanReply(BaseModel):
@@ -122,11 +116,7 @@ class JsonPlan(BaseTextPolicy):
                 'and put the answer in "response").',
                 thought,
             )
-        action = plan.actions[0]
-        if isinstance(action.args, str):
-            call = ToolCall(name=action.tool.strip(), raw_args=action.args)
-        else:
-            call = ToolCall(name=action.tool.strip(), args=action.args)
+        call = plan.actions[0].to_call()
         return Decision(kind="tool_calls", thought=thought, tool_calls=[call])
 
     def system_prompt(self, tools: Sequence[Tool]) -> str:

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from thinkgraph.policies._json import describe_errors, find_json_object
+from thinkgraph.policies._json import ToolAction, describe_errors, find_json_object
 from thinkgraph.policies._messages import text_messages
 from thinkgraph.policies.base import BaseTextPolicy, Decision
 from thinkgraph.policies.projection import AssistantTurn
 from thinkgraph.policies.react_text import describe_tools
-from thinkgraph.state import BaseStep, ToolCall
+from thinkgraph.state import BaseStep
 from thinkgraph.types import NextAction
 
 if TYPE_CHECKING:
@@ -58,14 +58,8 @@ _EXPECTED = (
 _INTRO = "You are an agent that solves a task in small, explicit reasoning steps."
 
 
-class StepAction(BaseModel):
-    """A tool call named by a step."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    tool: str = Field(min_length=1)
-    args: dict[str, Any] | str = Field(default_factory=dict)
-    """A JSON object; a string is kept as the call's `raw_args`."""
+StepAction = ToolAction
+"""A tool call named by a step."""
 
 
 class ReasoningStep(BaseModel):
@@ -123,7 +117,7 @@ class StructuredStep(BaseTextPolicy):
             )
         calls = []
         if action == NextAction.CONTINUE and isinstance(step.action, StepAction):
-            calls = [_call(step.action)]
+            calls = [step.action.to_call()]
         # "tool_calls" with no call is a reasoning step (or a reset): think goes on.
         return Decision(
             kind="tool_calls",
@@ -157,12 +151,6 @@ def _result_text(result: Any) -> str | None:
         return None
     text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     return text.strip() or None
-
-
-def _call(action: StepAction) -> ToolCall:
-    if isinstance(action.args, str):
-        return ToolCall(name=action.tool.strip(), raw_args=action.args)
-    return ToolCall(name=action.tool.strip(), args=action.args)
 
 
 def _canonical(turn: AssistantTurn) -> str:
