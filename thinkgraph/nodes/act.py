@@ -13,7 +13,7 @@ from thinkgraph.tools.base import ToolContext
 from thinkgraph.tools.cache import replay_cached
 from thinkgraph.tools.runner import aexecute_call, execute_call
 
-__all__ = ["ActTask", "aact", "act", "idempotency_key", "tool_context"]
+__all__ = ["ActTask", "aact", "act", "tool_context"]
 
 
 class ActTask(TypedDict):
@@ -31,24 +31,10 @@ class ActTask(TypedDict):
     chain when the task was made (act never sees the chain): served instead of running."""
 
 
-def idempotency_key(thread_id: str, step: int, call_id: str) -> str:
-    """The key a side-effecting tool can use to do its effect once.
-
-    It depends only on the thread, the think step and the call id, all stored in the
-    checkpoint, so a call re-run after a crash gets the same key as the first attempt.
-    """
-    return f"{thread_id}:{step}:{call_id}"
-
-
 def tool_context(task: ActTask, config: RunnableConfig) -> ToolContext:
+    """The context a tool sees for this task's call, idempotency key included."""
     thread_id = str(config.get("configurable", {}).get("thread_id", ""))
-    call = task["call"]
-    return ToolContext(
-        thread_id=thread_id,
-        call_id=call.id,
-        idempotency_key=idempotency_key(thread_id, task["step"], call.id),
-        step=task["step"],
-    )
+    return ToolContext.for_call(thread_id, task["step"], task["call"].id)
 
 
 def act(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str, Any]:

@@ -72,7 +72,12 @@ class ToolContext:
 
     @classmethod
     def for_call(cls, thread_id: str, step: int, call_id: str) -> ToolContext:
-        """The context of one call, with its idempotency key built the standard way."""
+        """The context of one call, with its idempotency key.
+
+        The key depends only on the thread, the think step and the call id, all stored in
+        the checkpoint, so a call re-run after a crash gets the same key as the first
+        attempt, and a tool with side effects can use it to act once.
+        """
         key = f"{thread_id}:{step}:{call_id}"
         return cls(thread_id=thread_id, call_id=call_id, idempotency_key=key, step=step)
 
