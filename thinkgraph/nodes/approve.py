@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from thinkgraph.hitl import Approve, Edit, Pending, Reject, decision_from_stored
+from thinkgraph.hitl import Approve, Edit, Pending, Reject, Respond, decision_from_stored
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import (
     AgentState,
@@ -72,46 +72,41 @@ def approve(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     steps: list[BaseStep] = []
     calls: list[ToolCall] = []
     to_run: list[str] = []
-    for call in state.get("pending_calls") or []:
-        decision = decisions.get(call.id)
-        if decision is None or isinstance(decision, Approve | Edit):
-            if isinstance(decision, Edit):
-                call = call.model_copy(update={"args": decision.args, "raw_args": None})
-                text = json.dumps(decision.args, ensure_ascii=False)
-                steps.append(HumanStep(node="approve", kind="edit", text=text, call_id=call.id))
-            elif decision is not None:
-                steps.append(HumanStep(node="approve", kind="approve", call_id=call.id))
-            calls.append(call)
-            to_run.append(call.id)
-            continue
+    for proposed in state.get("pending_calls") or []:
+        call, recorded, runs = _applied(proposed, decisions.get(proposed.id))
         calls.append(call)
-        if isinstance(decision, Reject):
-            steps.append(
-                HumanStep(node="approve", kind="reject", text=decision.reason, call_id=call.id)
-            )
-            steps.append(
-                ToolResultStep(
-                    node="approve",
-                    call_id=call.id,
-                    tool=call.name,
-                    ok=False,
-                    error=f"A person rejected this call: {decision.reason}",
-                    error_kind="rejected",
-                    attempts=0,
-                )
-            )
-        else:
-            steps.append(
-                HumanStep(node="approve", kind="respond", text=decision.text, call_id=call.id)
-            )
-            steps.append(
-                ToolResultStep(
-                    node="approve",
-                    call_id=call.id,
-                    tool=call.name,
-                    ok=True,
-                    output=decision.text,
-                    attempts=0,
-                )
-            )
+        steps.extend(recorded)
+        if runs:
+            to_run.append(call.id)
     return {"chain": steps, "pending_calls": calls, "run_calls": to_run, "needs_approval": []}
+
+
+def _applied(
+    call: ToolCall, decision: Approve | Edit | Reject | Respond | None
+) -> tuple[ToolCall, list[BaseStep], bool]:
+    """The call after a person's decision, the steps recording it, and whether act runs it.
+
+    A call that needed no decision runs as proposed. A rejected call's reason, or a
+    person's response, becomes its result without running.
+    """
+    if decision is None:
+        return call, [], True
+    if isinstance(decision, Approve):
+        return call, [HumanStep(node="approve", kind="approve", call_id=call.id)], True
+    if isinstance(decision, Edit):
+        edited = call.model_copy(update={"args": decision.args, "raw_args": None})
+        text = json.dumps(decision.args, ensure_ascii=False)
+        return edited, [HumanStep(node="approve", kind="edit", text=text, call_id=call.id)], True
+    if isinstance(decision, Reject):
+        text = decision.reason
+        outcome: dict[str, Any] = {
+            "ok": False,
+            "error": f"A person rejected this call: {decision.reason}",
+            "error_kind": "rejected",
+        }
+    else:
+        text = decision.text
+        outcome = {"ok": True, "output": decision.text}
+    human = HumanStep(node="approve", kind=decision.action, text=text, call_id=call.id)
+    result = ToolResultStep(node="approve", call_id=call.id, tool=call.name, attempts=0, **outcome)
+    return call, [human, result], False
