@@ -11,9 +11,9 @@ from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import ToolCall, ToolResultStep
 from thinkgraph.tools.base import ToolContext
 from thinkgraph.tools.cache import replay_cached
-from thinkgraph.tools.runner import aexecute_call, execute_call
+from thinkgraph.tools.runner import execute_call
 
-__all__ = ["ActTask", "aact", "act", "tool_context"]
+__all__ = ["ActTask", "act", "tool_context"]
 
 
 class ActTask(TypedDict):
@@ -48,14 +48,4 @@ def act(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str, Any]:
     if cached is not None:
         return {"chain": [replay_cached(cached, task["call"], ctx)]}
     result = execute_call(deps.tools, task["call"], ctx)
-    return {"chain": [result.model_copy(update={"node": "act"})]}
-
-
-async def aact(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str, Any]:
-    """The async twin of `act`."""
-    ctx = tool_context(task, config)
-    cached = task.get("cached")
-    if cached is not None:
-        return {"chain": [replay_cached(cached, task["call"], ctx)]}
-    result = await aexecute_call(deps.tools, task["call"], ctx)
     return {"chain": [result.model_copy(update={"node": "act"})]}
