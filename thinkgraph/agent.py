@@ -45,6 +45,7 @@ from thinkgraph.snapshots import (
 )
 from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer, open_checkpointer
+from thinkgraph.storage.checkpointers import steps_left_packed
 from thinkgraph.storage.threads import RunSummary, list_threads, summarize
 from thinkgraph.streaming import (
     RunEnd,
@@ -197,13 +198,28 @@ class Agent:
         back from the store.
         """
         if not isinstance(output, dict):
-            return self.result(thread_id)
+            return self._kept(thread_id, self.result(thread_id))
         interrupts = tuple(output.get("__interrupt__") or ())
         if not interrupts and not isinstance(output.get("run"), RunInfo):
-            return self.result(thread_id)
+            return self._kept(thread_id, self.result(thread_id))
         values = {k: v for k, v in output.items() if k != "__interrupt__"}
         snapshot = StateSnapshot(values, (), config, None, None, None, (), interrupts)
-        return self._result_of(thread_id, snapshot)
+        return self._kept(thread_id, self._result_of(thread_id, snapshot))
+
+    def _kept(self, thread_id: str, result: RunResult) -> RunResult:
+        """Store a paused run's chain whole at its pause, so a resume replays nothing.
+
+        The chain is a `DeltaChannel`: loading it replays every write since its last
+        snapshot, which for a long run is most of a resume's time. A store that can keep
+        a snapshot at the paused checkpoint (SQLite) is given the chain in hand.
+        """
+        keep = getattr(self._saver, "keep_for_resume", None)
+        if result.status != "paused" or keep is None or self._saver is None:
+            return result
+        latest = self._saver.get_tuple(self._config(thread_id))
+        if latest is not None:
+            keep(latest.config, {"chain": result.chain})
+        return result
 
     # -- running --------------------------------------------------------------------------
 
@@ -270,7 +286,7 @@ class Agent:
             counters=counters,
             breakpoints=self.breakpoints,
         )
-        yield RunEnd(self.result(thread_id))
+        yield RunEnd(self._kept(thread_id, self.result(thread_id)))
 
     async def arun(self, task: str, thread_id: str | None = None) -> RunResult:
         """`run` without blocking the event loop."""
@@ -333,7 +349,7 @@ class Agent:
                 counters=counters,
                 breakpoints=points,
             )
-        yield RunEnd(self.result(thread_id))
+        yield RunEnd(self._kept(thread_id, self.result(thread_id)))
 
     def _resume_input(
         self, thread_id: str, decisions: Any
@@ -452,7 +468,8 @@ class Agent:
         """
         _ = self.graph
         assert self._saver is not None
-        found = self._saver.get_tuple(self._config(thread_id))
+        with steps_left_packed():  # a paused run's checkpoint may hold the whole chain
+            found = self._saver.get_tuple(self._config(thread_id))
         if found is None:
             raise ThreadNotFoundError(
                 f"no run is stored under thread {thread_id!r}; list runs with "
@@ -463,6 +480,7 @@ class Agent:
             if channel == INTERRUPT:
                 interrupts.extend(value if isinstance(value, list | tuple) else [value])
         values = dict(found.checkpoint.get("channel_values", {}))
+        values.pop("chain", None)
         return StateSnapshot(values, (), found.config, None, None, None, (), tuple(interrupts))
 
     def _snapshot(self, thread_id: str) -> StateSnapshot:

@@ -7,11 +7,12 @@ what to do when a store cannot be opened or holds something that is not ours.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ormsgpack
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -41,21 +42,18 @@ from thinkgraph.state import (
 )
 from thinkgraph.types import Breakpoints, NextAction, StepLimits
 
-if TYPE_CHECKING:
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
 __all__ = [
     "DEFAULT_STORE",
     "close_checkpointer",
     "open_checkpointer",
     "serializer",
     "sqlite_path",
+    "steps_left_packed",
 ]
 
 DEFAULT_STORE = "sqlite:///.thinkgraph/runs.db"
 """The embedded default: a SQLite file under .thinkgraph/ in the working directory."""
 
-_OUR_TABLES = {"checkpoints", "writes"}
 _NON_STR_KEYS = ormsgpack.OPT_NON_STR_KEYS
 
 
@@ -111,6 +109,23 @@ def unpack_steps(packed: PackedSteps) -> list[BaseStep]:
     return _STEPS.validate_python(ormsgpack.unpackb(packed.blob))
 
 
+_STEPS_LEFT_PACKED: ContextVar[bool] = ContextVar("thinkgraph_steps_left_packed", default=False)
+
+
+@contextmanager
+def steps_left_packed() -> Iterator[None]:
+    """Within this block, stored steps load as their `PackedSteps` record, not revived.
+
+    For reading a checkpoint's small channels when a whole chain may be stored beside
+    them (a paused run's snapshot): reviving its steps would be most of the read.
+    """
+    token = _STEPS_LEFT_PACKED.set(True)
+    try:
+        yield
+    finally:
+        _STEPS_LEFT_PACKED.reset(token)
+
+
 class _PackingSerializer(JsonPlusSerializer):
     """Packs lists of steps on the way in; the ext hook unpacks them on the way out."""
 
@@ -129,6 +144,57 @@ class _PackingSerializer(JsonPlusSerializer):
             if packed:
                 obj = {**obj, "channel_values": {**values, **packed}}
         return super().dumps_typed(obj)
+
+    def loads_many(self, items: Iterable[tuple[str, bytes]]) -> list[Any]:
+        """Decode many stored values; the steps of all of them revive in one validation.
+
+        A resume replays every chain write since the last snapshot (hundreds for a long
+        run); validating their steps together saves the fixed cost of each validation.
+        """
+        values: list[Any] = []
+        packed: list[tuple[int, list[Any]]] = []
+        for item in items:
+            blob = _packed_steps_blob(*item)
+            if blob is None:
+                values.append(self.loads_typed(item))
+            else:
+                fields = ormsgpack.unpackb(blob)
+                packed.append((len(values), fields))
+                values.append(None)
+        if packed:
+            steps = _STEPS.validate_python([f for _, fields in packed for f in fields])
+            start = 0
+            for position, fields in packed:
+                values[position] = steps[start : start + len(fields)]
+                start += len(fields)
+        return values
+
+
+class _Ext:
+    """An ext value left encoded: its type code and its bytes."""
+
+    __slots__ = ("code", "data")
+
+    def __init__(self, code: int, data: bytes) -> None:
+        self.code = code
+        self.data = data
+
+
+_PACKED_NAME = [PackedSteps.__module__, PackedSteps.__qualname__]
+
+
+def _packed_steps_blob(type_tag: str, data: bytes) -> bytes | None:
+    """The inner blob of a stored `PackedSteps` (a node's chain write), else None."""
+    if type_tag != "msgpack":
+        return None
+    outer = ormsgpack.unpackb(data, ext_hook=_Ext)
+    if not isinstance(outer, _Ext) or outer.code != EXT_PYDANTIC_V2:
+        return None
+    parts = ormsgpack.unpackb(outer.data, ext_hook=_Ext)
+    if parts[:2] != _PACKED_NAME or not isinstance(parts[2], dict):
+        return None
+    blob = parts[2].get("blob")
+    return blob if isinstance(blob, bytes) else None
 
 
 def _fast_ext_hook(
@@ -160,7 +226,8 @@ def _fast_ext_hook(
             parts = ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS)
             cls = classes.get((parts[0], parts[1]))
             if cls is PackedSteps:
-                return unpack_steps(PackedSteps(**parts[2]))
+                packed = PackedSteps(**parts[2])
+                return packed if _STEPS_LEFT_PACKED.get() else unpack_steps(packed)
             if cls is not None:
                 return cls(**parts[2]) if code == EXT_PYDANTIC_V2 else cls(parts[2])
         elif code == EXT_CONSTRUCTOR_POS_ARGS:
@@ -234,62 +301,10 @@ def _sqlite_path(url: str, rest: str) -> Path:
     return Path(rest[1:])
 
 
-def _compact_sqlite_saver() -> type[SqliteSaver]:
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    class CompactSqliteSaver(SqliteSaver):
-        """LangGraph's SqliteSaver with integer channel versions.
-
-        Every checkpoint stores the version of every channel, and again per node in
-        `versions_seen`. SqliteSaver's versions are 50-character strings with a random
-        suffix, which the savers that keep one blob per version need; SQLite keeps the
-        values inline in the checkpoint, so a plain counter is enough and saves over a
-        kilobyte per checkpoint.
-        """
-
-        def get_next_version(self, current: Any, channel: None) -> Any:
-            if current is None:
-                return 1
-            if isinstance(current, int):
-                return current + 1
-            return int(str(current).split(".", 1)[0]) + 1
-
-    return CompactSqliteSaver
-
-
 def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
-    saver_class = _compact_sqlite_saver()
-    path = _sqlite_path(url, rest)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), check_same_thread=False)
-        # WAL lets readers (the CLI's `show`, `runs`) work while a run writes; NORMAL
-        # synchronous is durable across process crashes, which is what resume needs.
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=5000")
-        tables = {
-            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
-        }
-    except sqlite3.DatabaseError as exc:
-        raise StorageError(
-            f"cannot open {path} as a thinkgraph store ({exc}); "
-            "point --store at another file or move this one away"
-        ) from exc
-    foreign = tables - _OUR_TABLES
-    if tables and not tables >= _OUR_TABLES:
-        conn.close()
-        raise StorageError(
-            f"{path} is a SQLite database but not a thinkgraph store "
-            f"(it has tables {sorted(foreign)}); use another file"
-        )
-    saver = saver_class(conn, serde=serializer())
-    try:
-        saver.setup()
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        raise StorageError(f"cannot set up {path} as a thinkgraph store: {exc}") from exc
-    return saver
+    from thinkgraph.storage.sqlite import open_sqlite
+
+    return open_sqlite(_sqlite_path(url, rest), serializer())
 
 
 def _open_postgres(url: str) -> BaseCheckpointSaver[Any]:
