@@ -37,6 +37,8 @@ class SuiteConfig:
     """The prebuilt agent is not run above this length (its cost is quadratic)."""
     paused_cycles: int | None = 300
     """Length of the runs paused for approval whose resume is timed; None skips them."""
+    paused_repeat: int = 9
+    """Paused runs resumed (each is one sample; the median is judged against the goal)."""
     prebuilt_once_from: int = 1000
     """From this length the prebuilt agent is timed once, not `repeat` times."""
 
@@ -71,7 +73,7 @@ def run_suite(config: SuiteConfig) -> SuiteResults:
         _resumes(config, kept, results)
         if config.paused_cycles is not None:
             paused = thinkgraph_run.paused_resumes(
-                _fresh_dir(root, "tg-paused"), config.resume_repeat, config.paused_cycles
+                _fresh_dir(root, "tg-paused"), config.paused_repeat, config.paused_cycles
             )
             results.paused_resume_s = paused
             log(f"  thinkgraph paused resume: {[round(s * 1000, 1) for s in paused]} ms")

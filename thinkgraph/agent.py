@@ -219,6 +219,9 @@ class Agent:
         latest = self._saver.get_tuple(self._config(thread_id))
         if latest is not None:
             keep(latest.config, {"chain": result.chain})
+        settle = getattr(self._saver, "settle", None)
+        if settle is not None:
+            settle()
         return result
 
     # -- running --------------------------------------------------------------------------
