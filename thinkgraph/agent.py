@@ -354,6 +354,34 @@ class Agent:
             )
         yield RunEnd(self._kept(thread_id, self.result(thread_id)))
 
+    def check_resume(self, thread_id: str, decisions: Any = None) -> str:
+        """Check that `resume(thread_id, decisions)` would be accepted, without running it.
+
+        For handing the resume to a worker (`thinkgraph.worker.RunQueue`): bad decisions
+        are refused here, where they are given, not later in a worker's log.
+
+        Returns:
+            The id of the checkpoint the decisions answer (the run's latest).
+
+        Raises:
+            What `resume` raises for the same arguments; the run is not touched.
+        """
+        latest, _ = self._resume_input(thread_id, decisions)
+        return str(latest.config["configurable"]["checkpoint_id"])
+
+    def checkpoint_id(self, thread_id: str) -> str | None:
+        """The id of a run's latest checkpoint, or None when the thread holds no run."""
+        _ = self.graph
+        assert self._saver is not None
+        with steps_left_packed():
+            found = self._saver.get_tuple(self._config(thread_id))
+        return None if found is None else str(found.config["configurable"]["checkpoint_id"])
+
+    @property
+    def store_url(self) -> str | None:
+        """The URL of the store this agent was given, or None when given a saver object."""
+        return self._store if isinstance(self._store, str) else None
+
     def _resume_input(
         self, thread_id: str, decisions: Any
     ) -> tuple[StateSnapshot, tuple[Any, RunnableConfig, Breakpoints] | None]:

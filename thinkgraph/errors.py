@@ -14,7 +14,8 @@ as configured, a run that cannot be found or continued, storage that cannot be o
         ├── ThreadNotFoundError  no run is stored under that thread id
         ├── ThreadExistsError    a new run was started on a thread that has one
         ├── NotPausedError       a resume answer was given to a run that is not paused
-        └── ResumeValueError     the resume answer does not fit what the run waits for
+        ├── ResumeValueError     the resume answer does not fit what the run waits for
+        └── ThreadBusyError      another worker is advancing the thread right now
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "RunError",
     "StorageError",
     "ThinkgraphError",
+    "ThreadBusyError",
     "ThreadExistsError",
     "ThreadNotFoundError",
     "ToolDefinitionError",
@@ -76,3 +78,7 @@ class NotPausedError(RunError):
 
 class ResumeValueError(RunError):
     """The resume answer does not fit what the paused run is waiting for."""
+
+
+class ThreadBusyError(RunError):
+    """Another worker holds the thread's lock: it is advancing that run right now."""

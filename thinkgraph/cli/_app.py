@@ -25,7 +25,9 @@ __all__ = [
     "EXIT_PAUSED",
     "EXIT_USAGE",
     "ApiBaseOpt",
+    "EnqueueOpt",
     "ModelOpt",
+    "QueueOpt",
     "StoreOpt",
     "app",
     "default_store",
@@ -67,6 +69,18 @@ ModelOpt = Annotated[
         "-m",
         envvar="THINKGRAPH_MODEL",
         help="Any litellm model string, e.g. openai/gpt-4o-mini.",
+    ),
+]
+QueueOpt = Annotated[
+    str,
+    typer.Option("--queue", help="The job queue (a worker serves the queue it is started on)."),
+]
+EnqueueOpt = Annotated[
+    bool,
+    typer.Option(
+        "--enqueue",
+        help="Hand the continuation to a worker (`thinkgraph worker`, PostgreSQL store) "
+        "instead of running it here.",
     ),
 ]
 ApiBaseOpt = Annotated[
@@ -124,9 +138,15 @@ def load_tool(spec: str) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def make_model(model: str | None, api_base: str | None, script: Path | None) -> Any:
+def make_model(
+    model: str | None, api_base: str | None, script: Path | None, *, needed: bool = True
+) -> Any:
+    """The model the options name; without one, a fail (or, when not `needed` because a
+    worker will run the model, a ScriptedModel with no replies)."""
     from thinkgraph.llm import ScriptedModel
 
+    if not needed and script is None and not model:
+        return ScriptedModel([])
     if script is not None:
         try:
             replies = json.loads(script.read_text())

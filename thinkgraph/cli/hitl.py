@@ -24,7 +24,9 @@ import typer
 
 from thinkgraph.cli._app import (
     ApiBaseOpt,
+    EnqueueOpt,
     ModelOpt,
+    QueueOpt,
     StoreOpt,
     app,
     existing_store,
@@ -83,17 +85,19 @@ def _answer_calls(
     decide: Any,
     flags: AgentFlags,
     script: Path | None,
+    queue: str | None = None,
 ) -> None:
     """Check the decisions against what the run waits for, then resume it with them.
 
     `decide(waiting_ids)` builds the decisions from the ids of the calls that wait. Every
     check happens before `Agent.resume`, which checks again: a refused answer leaves the
-    stored run exactly as it was.
+    stored run exactly as it was. With a `queue`, the checked decisions go to a worker.
     """
     from thinkgraph.agent import Agent
+    from thinkgraph.cli.worker import enqueue_resume
 
     loaded = [t for spec in flags.tools for t in load_tool(spec)]
-    chosen = make_model(flags.model, flags.api_base, script)
+    chosen = make_model(flags.model, flags.api_base, script, needed=queue is None)
 
     def go() -> None:
         with Agent(chosen, loaded, store=existing_store(flags.store)) as agent:
@@ -117,17 +121,27 @@ def _answer_calls(
                 )
             for call_id, decision in sorted(decisions.items()):
                 name = waiting[call_id].tool or ""
-                if isinstance(decision, Approve | Edit) and agent.deps.tools.get(name) is None:
+                # Run here, an approved call needs its tool; queued, only an edit does (to
+                # check the new arguments before a worker gets them).
+                runs_here = queue is None and isinstance(decision, Approve)
+                if (runs_here or isinstance(decision, Edit)) and agent.deps.tools.get(name) is None:
                     fail(
                         f"call {call_id} runs tool {name!r}, which this command was not "
                         "given; pass the run's tools with --tools module:attr"
                     )
+            if queue is not None:
+                enqueue_resume(agent, thread, decisions, queue)
+                return
             result = agent.resume(thread, decisions)
         print_new_steps(result.chain, len(before.chain))
         report(result)
         exit_for(result, flags)
 
     guarded(go)
+
+
+def _queue(enqueue: bool, queue: str) -> str | None:
+    return queue if enqueue else None
 
 
 def _flags(
@@ -153,6 +167,8 @@ def approve(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
+    enqueue: EnqueueOpt = False,
+    queue: QueueOpt = "thinkgraph",
 ) -> None:
     """Approve waiting calls (all of them without CALL_ID) and continue the run."""
     if edit is not None and len(call_ids or []) != 1:
@@ -164,7 +180,8 @@ def approve(
             return {call_ids[0]: Edit(args=new_args)} if call_ids else {}
         return {c: Approve() for c in call_ids or waiting}
 
-    _answer_calls(thread, decide, _flags(store, tools, model, api_base, script), script)
+    flags = _flags(store, tools, model, api_base, script)
+    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue))
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -180,6 +197,8 @@ def reject(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
+    enqueue: EnqueueOpt = False,
+    queue: QueueOpt = "thinkgraph",
 ) -> None:
     """Reject waiting calls (all of them without CALL_ID) and continue the run."""
     if not reason:
@@ -188,7 +207,8 @@ def reject(
     def decide(waiting: list[str]) -> dict[str, Decision]:
         return {c: Reject(reason=reason or "") for c in call_ids or waiting}
 
-    _answer_calls(thread, decide, _flags(store, tools, model, api_base, script), script)
+    flags = _flags(store, tools, model, api_base, script)
+    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue))
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -201,6 +221,8 @@ def respond(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
+    enqueue: EnqueueOpt = False,
+    queue: QueueOpt = "thinkgraph",
 ) -> None:
     """Answer a call yourself instead of running it, and continue the run."""
     _answer_calls(
@@ -208,6 +230,7 @@ def respond(
         lambda _: {call_id: Respond(text=text)},
         _flags(store, tools, model, api_base, script),
         script,
+        _queue(enqueue, queue),
     )
 
 
@@ -241,6 +264,8 @@ def decide(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
+    enqueue: EnqueueOpt = False,
+    queue: QueueOpt = "thinkgraph",
 ) -> None:
     """Answer every waiting call of a pause in one command, each its own way."""
     answers: list[tuple[str, Decision]] = [(c, Approve()) for c in approve_ids or []]
@@ -259,7 +284,11 @@ def decide(
             "no decisions: give --approve ID, --edit ID='{…}', --reject ID='…' or --respond ID='…'"
         )
     _answer_calls(
-        thread, lambda _: dict(answers), _flags(store, tools, model, api_base, script), script
+        thread,
+        lambda _: dict(answers),
+        _flags(store, tools, model, api_base, script),
+        script,
+        _queue(enqueue, queue),
     )
 
 

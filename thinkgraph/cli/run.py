@@ -10,7 +10,9 @@ import typer
 
 from thinkgraph.cli._app import (
     ApiBaseOpt,
+    EnqueueOpt,
     ModelOpt,
+    QueueOpt,
     StoreOpt,
     app,
     default_store,
@@ -119,6 +121,8 @@ def resume(
     ] = None,
     no_input: NoInputOpt = False,
     as_json: JsonOpt = False,
+    enqueue: EnqueueOpt = False,
+    queue: QueueOpt = "thinkgraph",
 ) -> None:
     """Continue a run: after a crash, past a breakpoint, or with --answer to ask_human.
 
@@ -132,11 +136,16 @@ def resume(
 
     mode = choose_mode(as_json=as_json)
     loaded = [t for spec in tools or [] for t in load_tool(spec)]
-    chosen = make_model(model, api_base, script)
+    chosen = make_model(model, api_base, script, needed=not enqueue)
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
 
     def go() -> None:
+        from thinkgraph.cli.worker import enqueue_resume
+
         with Agent(chosen, loaded, store=existing_store(store)) as agent:
+            if enqueue:
+                enqueue_resume(agent, thread, answer, queue)
+                return
             before = agent.result(thread)
             waits = {p.kind for p in before.pending} - {"breakpoint"}
             if answer is not None and "ask_human" not in waits:

@@ -1,0 +1,263 @@
+"""Workers on the local PostgreSQL: queued runs, pauses that hold no worker, killed workers.
+
+Every test uses its own queue and thread ids (the database is shared between tests), and
+real Procrastinate workers: in this process for the quick checks, in child processes for
+the ones that kill a worker.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.conftest import POSTGRES_URL
+from tests.support import worker_agent
+from thinkgraph import Agent, Approve, Reject, ScriptedModel
+from thinkgraph.errors import (
+    ConfigError,
+    ResumeValueError,
+    ThreadBusyError,
+    ThreadExistsError,
+    ThreadNotFoundError,
+)
+from thinkgraph.worker import RunQueue, ThreadRunner, run_worker
+from thinkgraph.worker.runner import thread_lock
+
+THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def queue() -> str:
+    return f"q-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "calls.log"
+    monkeypatch.setenv("WORKER_LOG", str(path))
+    monkeypatch.setenv("WORKER_STORE", POSTGRES_URL)
+    monkeypatch.delenv("CRASH_AT", raising=False)
+    return path
+
+
+@pytest.fixture
+def agent(log: Path) -> Iterator[Agent]:
+    with worker_agent.make_agent() as made:
+        yield made
+
+
+def _drain(agent: Agent, queue: str) -> None:
+    """Run a worker in this process until the queue is empty."""
+    run_worker(agent, queue=queue, wait=False, install_signal_handlers=False)
+
+
+def _jobs(queue: str) -> list[tuple[int, str, str | None]]:
+    with psycopg.connect(POSTGRES_URL) as conn:
+        rows = conn.execute(
+            "SELECT id, status::text, lock FROM procrastinate_jobs WHERE queue_name = %s "
+            "ORDER BY id",
+            (queue,),
+        ).fetchall()
+    return [(int(i), str(s), lock) for i, s, lock in rows]
+
+
+def _lines(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_a_queued_run_pauses_holding_no_worker_and_an_approval_finishes_it(
+    agent: Agent, queue: str, thread_id: str, log: Path
+) -> None:
+    with RunQueue(agent, queue) as runs:
+        first = runs.submit("record and publish", thread_id)
+        _drain(agent, queue)
+        paused = agent.result(thread_id)
+        assert paused.status == "paused" and [p.tool for p in paused.pending] == ["publish"]
+        # The job ended at the pause: nothing is in progress while the run waits.
+        assert _jobs(queue) == [(first.job_id, "succeeded", thread_id)]
+
+        second = runs.resume(thread_id, {paused.pending[0].call_id: Approve()})
+        _drain(agent, queue)
+    done = agent.result(thread_id)
+    assert done.status == "done" and done.answer == "recorded one, two, three"
+    assert [j[1] for j in _jobs(queue)] == ["succeeded", "succeeded"]
+    assert _jobs(queue)[1][0] == second.job_id
+    assert [line.split()[:2] for line in _lines(log)] == [
+        ["start", "one"],
+        ["done", "one"],
+        ["start", "two"],
+        ["done", "two"],
+        ["published", "three"],
+    ]
+
+
+def test_bad_requests_are_refused_before_anything_is_queued(
+    agent: Agent, queue: str, thread_id: str
+) -> None:
+    with RunQueue(agent, queue) as runs:
+        with pytest.raises(ThreadNotFoundError):
+            runs.resume(thread_id, {"c1": Approve()})
+        runs.submit("record and publish", thread_id)
+        with pytest.raises(ThreadExistsError, match="already waits in the queue"):
+            runs.submit("again", thread_id)
+        _drain(agent, queue)
+        with pytest.raises(ThreadExistsError, match="already holds a run"):
+            runs.submit("again", thread_id)
+        call_id = agent.result(thread_id).pending[0].call_id
+        with pytest.raises(ResumeValueError, match="no call 'nope'"):
+            runs.resume(thread_id, {"nope": Approve()})
+        with pytest.raises(ResumeValueError, match="invalid"):
+            runs.resume(thread_id, {call_id: {"action": "edit", "args": {"text": 5}}})
+        assert len(_jobs(queue)) == 1
+        assert agent.result(thread_id).status == "paused"
+        runs.resume(thread_id, {call_id: Approve()})
+        with pytest.raises(ThreadBusyError, match="already waits in the queue"):
+            runs.resume(thread_id, {call_id: Approve()})  # a second click on "approve"
+    assert [j[1] for j in _jobs(queue)] == ["succeeded", "todo"]
+
+
+def test_a_queue_needs_a_postgres_store(tmp_path: Path) -> None:
+    local = Agent(ScriptedModel([]), store=f"sqlite:///{tmp_path / 'runs.db'}")
+    with local, pytest.raises(ConfigError, match="PostgreSQL"):
+        RunQueue(local)
+
+
+def test_a_retried_job_never_answers_a_later_pause(
+    agent: Agent, queue: str, thread_id: str, log: Path
+) -> None:
+    runner = ThreadRunner(agent, POSTGRES_URL)
+    assert runner.advance(thread_id, task="record and publish") == "paused"
+    pause = agent.checkpoint_id(thread_id)
+    call_id = agent.result(thread_id).pending[0].call_id
+    # A job queued against an older checkpoint (its first attempt got further) does nothing.
+    assert runner.advance(thread_id, decisions={call_id: Approve()}, at="older") == "paused"
+    assert agent.checkpoint_id(thread_id) == pause
+    rejected = {call_id: Reject(reason="not today").model_dump()}
+    assert runner.advance(thread_id, decisions=rejected, at=pause) == "done"
+    assert not any(line.startswith("published") for line in _lines(log))
+    with pytest.raises(ThreadNotFoundError):
+        runner.advance(f"{thread_id}-none", decisions=None, at=None)
+
+
+def test_a_thread_held_by_another_worker_is_busy(agent: Agent, thread_id: str) -> None:
+    runner = ThreadRunner(agent, POSTGRES_URL)
+    with thread_lock(POSTGRES_URL, thread_id), pytest.raises(ThreadBusyError, match="another"):
+        runner.advance(thread_id, task="record and publish")
+    assert agent.checkpoint_id(thread_id) is None
+    assert runner.advance(thread_id, task="record and publish") == "paused"
+
+
+def _worker(queue: str, log: Path, *extra: str, crash_at: str | None = None) -> Any:
+    env = {
+        **os.environ,
+        "WORKER_STORE": POSTGRES_URL,
+        "WORKER_LOG": str(log),
+        "PYTHONPATH": str(ROOT),
+    }
+    env.pop("CRASH_AT", None)
+    if crash_at:
+        env["CRASH_AT"] = crash_at
+    command = [
+        THINKGRAPH,
+        "worker",
+        "--agent",
+        "tests.support.worker_agent:make_agent",
+        "--queue",
+        queue,
+        "--heartbeat",
+        "0.2",
+        "--stalled-after",
+        "1.5",
+        *extra,
+    ]
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def _wait_for(predicate: Any, timeout: float) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if predicate():
+            return time.monotonic() - started
+        time.sleep(0.1)
+    raise AssertionError(f"not reached within {timeout} s")
+
+
+def test_a_killed_workers_job_is_retried_by_another_and_no_call_runs_twice(
+    agent: Agent, queue: str, thread_id: str, log: Path
+) -> None:
+    with RunQueue(agent, queue) as runs:
+        runs.submit("record and publish", thread_id)
+    doomed = _worker(queue, log, crash_at="tool:2")
+    try:
+        doomed.wait(timeout=60)
+    finally:
+        doomed.kill()
+    assert doomed.returncode == -signal.SIGKILL
+    assert [j[1] for j in _jobs(queue)] == ["doing"]  # left behind by the dead worker
+
+    rescuer = _worker(queue, log)
+    try:
+        _wait_for(lambda: agent.result(thread_id).status == "paused", timeout=60)
+    finally:
+        rescuer.terminate()
+        output, _ = rescuer.communicate(timeout=30)
+    assert "stalled worker: retrying it" in output
+    assert [j[1] for j in _jobs(queue)] == ["succeeded"]
+    lines = [line.split() for line in _lines(log)]
+    # The call in flight ran again with the same idempotency key; the one before did not.
+    assert [line[:2] for line in lines] == [
+        ["start", "one"],
+        ["done", "one"],
+        ["start", "two"],
+        ["start", "two"],
+        ["done", "two"],
+    ]
+    assert lines[2][2] == lines[3][2] == lines[4][2]
+    chain = agent.result(thread_id).chain
+    assert [s.tool for s in chain if s.type == "tool_result"] == ["record", "record"]
+
+
+def test_the_cli_submits_and_approves_through_workers(
+    agent: Agent, queue: str, thread_id: str, log: Path
+) -> None:
+    env = {**os.environ, "THINKGRAPH_STORE": POSTGRES_URL, "PYTHONPATH": str(ROOT)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [THINKGRAPH, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    submitted = cli("submit", "record and publish", "--thread", thread_id, "--queue", queue)
+    assert submitted.returncode == 0, submitted.stderr
+    assert f"thread {thread_id} on queue {queue}" in submitted.stdout
+    again = cli("submit", "again", "--thread", thread_id, "--queue", queue)
+    assert again.returncode == 2 and "already waits in the queue" in again.stderr
+
+    first = _worker(queue, log, "--once")
+    assert first.wait(timeout=120) == 0, first.communicate()[0]
+    assert agent.result(thread_id).status == "paused"
+
+    approved = cli("approve", thread_id, "--enqueue", "--queue", queue)
+    assert approved.returncode == 0, approved.stderr
+    assert f"continues thread {thread_id}" in approved.stdout
+    refused = cli("approve", thread_id, "nope", "--enqueue", "--queue", queue)
+    assert refused.returncode == 2 and "no call 'nope'" in refused.stderr
+
+    second = _worker(queue, log, "--once")
+    assert second.wait(timeout=120) == 0, second.communicate()[0]
+    assert agent.result(thread_id).answer == "recorded one, two, three"
+    local = cli("submit", "x", "--store", "sqlite:///nowhere.db")
+    assert local.returncode == 2 and "PostgreSQL" in local.stderr

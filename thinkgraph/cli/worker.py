@@ -1,0 +1,170 @@
+"""`thinkgraph worker` and `thinkgraph submit`: runs on a PostgreSQL job queue.
+
+Workers are processes that take jobs from a queue and advance the runs they name; any
+number of them share one PostgreSQL store. `submit` queues a new run, and `approve`,
+`reject`, `respond`, `decide` and `resume` take `--enqueue` to hand the continuation of a
+paused run to the workers instead of running it in the shell.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from thinkgraph.cli._app import (
+    ApiBaseOpt,
+    ModelOpt,
+    QueueOpt,
+    StoreOpt,
+    app,
+    fail,
+    guarded,
+    load_tool,
+    make_model,
+)
+from thinkgraph.types import StepLimits
+
+_PANEL = "Scale out"
+
+
+def load_agent(spec: str) -> Any:
+    """The Agent named by module:attr: an Agent, or a function that returns one."""
+    from thinkgraph.agent import Agent
+
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        fail(f"--agent {spec!r}: use module:attribute (e.g. myapp.agents:analyst)")
+    sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        fail(f"--agent {spec!r}: cannot import {module_name!r} ({exc})")
+    value = getattr(module, attr, None)
+    if value is None:
+        fail(f"--agent {spec!r}: module {module_name!r} has no attribute {attr!r}")
+    if not isinstance(value, Agent) and callable(value):
+        value = value()
+    if not isinstance(value, Agent):
+        fail(f"--agent {spec!r} is a {type(value).__name__}, not an Agent or a function making one")
+    return value
+
+
+def _postgres(store: str) -> str:
+    if not store.split("://", 1)[0].lower().startswith("postgres"):
+        fail(
+            f"--store {store or '(none)'}: workers share runs through PostgreSQL; pass "
+            "--store postgresql://user@host/db (or set THINKGRAPH_STORE)"
+        )
+    return store
+
+
+@app.command(rich_help_panel=_PANEL)
+def worker(
+    store: StoreOpt = "",
+    queue: QueueOpt = "thinkgraph",
+    agent_spec: Annotated[
+        str | None,
+        typer.Option(
+            "--agent", help="An Agent (or a function making one) as module:attr; its store."
+        ),
+    ] = None,
+    tools: Annotated[
+        list[str] | None, typer.Option("--tools", help="Without --agent: module:attr tools.")
+    ] = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    script: Annotated[
+        Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")
+    ] = None,
+    max_steps: Annotated[int, typer.Option(min=1, help="Without --agent: think steps.")] = 12,
+    name: Annotated[str | None, typer.Option(help="The worker's name in logs.")] = None,
+    heartbeat: Annotated[
+        float, typer.Option(min=0.1, help="Seconds between the worker's heartbeats.")
+    ] = 10.0,
+    stalled_after: Annotated[
+        float,
+        typer.Option(min=0.5, help="Seconds of silence after which a worker counts as dead."),
+    ] = 30.0,
+    once: Annotated[
+        bool, typer.Option("--once", help="Stop when the queue is empty instead of waiting.")
+    ] = False,
+) -> None:
+    """Take jobs from a queue and advance their runs until stopped (Ctrl+C, SIGTERM).
+
+    Start as many as the load needs, on any machines that reach the PostgreSQL store. A
+    paused run holds no worker; a killed worker's job is picked up by another.
+    """
+    import logging
+
+    from thinkgraph.agent import Agent
+    from thinkgraph.worker import run_worker
+
+    if agent_spec is not None and (tools or model or script):
+        fail("--agent brings its own tools and model; leave out --tools, --model and --script")
+    if agent_spec is not None:
+        chosen = load_agent(agent_spec)
+        url = store or chosen.store_url or ""
+    else:
+        url = _postgres(store)
+        loaded = [t for spec in tools or [] for t in load_tool(spec)]
+        chosen = Agent(
+            make_model(model, api_base, script),
+            loaded,
+            limits=StepLimits(max_steps=max_steps),
+            store=url,
+        )
+    _postgres(url)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    typer.echo(f"worker serving queue {queue!r} (Ctrl+C stops)", err=True)
+
+    def go() -> None:
+        with chosen:
+            run_worker(
+                chosen,
+                queue=queue,
+                url=url,
+                name=name,
+                heartbeat_s=heartbeat,
+                stalled_after_s=stalled_after,
+                wait=not once,
+            )
+
+    guarded(go)
+
+
+@app.command(rich_help_panel=_PANEL)
+def submit(
+    task: Annotated[str, typer.Argument(help="What the agent should do.")],
+    store: StoreOpt = "",
+    queue: QueueOpt = "thinkgraph",
+    thread: Annotated[str | None, typer.Option("--thread", "-t", help="Thread id.")] = None,
+) -> None:
+    """Queue a task for the workers and print its thread id; `thinkgraph show` follows it."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.llm import ScriptedModel
+    from thinkgraph.worker import RunQueue
+
+    url = _postgres(store)
+    thread_id = thread or uuid.uuid4().hex[:12]
+
+    def go() -> None:
+        with Agent(ScriptedModel([]), store=url) as agent, RunQueue(agent, queue) as runs:
+            job = runs.submit(task, thread_id)
+        typer.echo(f"queued job {job.job_id}: thread {job.thread_id} on queue {job.queue}")
+
+    guarded(go)
+
+
+def enqueue_resume(agent: Any, thread: str, decisions: Any, queue: str) -> None:
+    """Queue the continuation of `thread` for the workers, after the usual checks."""
+    from thinkgraph.worker import RunQueue
+
+    with RunQueue(agent, queue) as runs:
+        job = runs.resume(thread, decisions)
+    typer.echo(f"queued job {job.job_id}: a worker on queue {job.queue} continues thread {thread}")

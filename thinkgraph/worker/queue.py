@@ -1,0 +1,216 @@
+"""The run queue: runs and resumes handed to workers through Procrastinate on PostgreSQL.
+
+A job names a thread and what to do with it: start a task, or continue with a person's
+decisions. Jobs of one thread carry the thread id as their Procrastinate `lock`, so they
+run one at a time, in order, on whichever worker is free. A paused run holds no job: the
+job ends at the pause, and the answer, whenever it comes, is a new job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, ThreadExistsError
+
+if TYPE_CHECKING:
+    import procrastinate
+
+    from thinkgraph.agent import Agent
+
+__all__ = ["ADVANCE_TASK", "DEFAULT_QUEUE", "QueuedJob", "RunQueue", "build_app", "ensure_schema"]
+
+DEFAULT_QUEUE = "thinkgraph"
+"""The queue jobs go to when none is named."""
+
+ADVANCE_TASK = "thinkgraph.advance"
+"""The one Procrastinate task: advance a thread (start it, or continue it)."""
+
+RUNNER_KEY = "thinkgraph_runner"
+"""Where a worker puts its runner in the job context (`additional_context`)."""
+
+BUSY_RETRIES = 120
+"""Attempts of a job whose thread another worker holds (one a second, so two minutes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedJob:
+    """A job handed to the workers."""
+
+    job_id: int
+    """Procrastinate's id of the job."""
+    thread_id: str
+    """The run it advances."""
+    queue: str
+    """The queue it waits in: a worker started with `--queue` of that name takes it."""
+
+
+def _advance(
+    context: Any,
+    thread_id: str,
+    task: str | None = None,
+    decisions: Any = None,
+    at: str | None = None,
+) -> str:
+    runner = context.additional_context.get(RUNNER_KEY)
+    if runner is None:
+        raise RuntimeError(
+            f"{ADVANCE_TASK} jobs run in a thinkgraph worker: start one with "
+            "`thinkgraph worker` or thinkgraph.worker.run_worker"
+        )
+    status: str = runner.advance(thread_id, task=task, decisions=decisions, at=at)
+    return status
+
+
+def build_app(url: str) -> procrastinate.App:
+    """A Procrastinate app on the PostgreSQL database at `url`, with thinkgraph's task.
+
+    Raises:
+        ConfigError: Procrastinate is not installed (the ``worker`` extra).
+    """
+    try:
+        import procrastinate
+        from procrastinate import RetryStrategy
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ConfigError("workers need Procrastinate: pip install 'thinkgraph[worker]'") from exc
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+    retry = RetryStrategy(max_attempts=BUSY_RETRIES, wait=1, retry_exceptions={ThreadBusyError})
+    app.task(name=ADVANCE_TASK, pass_context=True, retry=retry)(_advance)
+    return app
+
+
+def ensure_schema(url: str) -> None:
+    """Create Procrastinate's tables in the database at `url` unless they are there.
+
+    Raises:
+        StorageError: the database cannot be reached or the schema cannot be created.
+    """
+    import psycopg
+    from procrastinate import schema
+
+    try:
+        with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+            # One creator at a time when several workers start together.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('thinkgraph:schema'))")
+            found = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+            if found is None or found[0] is None:
+                conn.execute(schema.SchemaManager.get_schema())  # type: ignore[arg-type]
+    except psycopg.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StorageError(f"cannot prepare the job queue in {url}: {first}") from exc
+
+
+def queue_url(agent: Agent, url: str | None) -> str:
+    """The PostgreSQL URL of the queue: `url`, or else the agent's store."""
+    chosen = url or agent.store_url
+    if not chosen or not chosen.split("://", 1)[0].lower().startswith("postgres"):
+        raise ConfigError(
+            "workers share runs through PostgreSQL: give the agent a postgresql://… store "
+            f"(it has {chosen or 'a saver object'}), or pass url= to RunQueue"
+        )
+    return chosen
+
+
+def encode_decisions(decisions: Any) -> Any:
+    """Decisions as JSON for a job: a mapping of call id to decision, or an answer text."""
+    if isinstance(decisions, Mapping):
+        return {
+            str(call_id): value.model_dump() if isinstance(value, BaseModel) else value
+            for call_id, value in decisions.items()
+        }
+    return decisions
+
+
+class RunQueue:
+    """Hands runs to workers: `submit` a task, `resume` a paused run with decisions.
+
+    Checks happen here, where the request is made: a thread that already holds a run, or
+    decisions that do not fit what a paused run waits for, are refused with the same
+    errors `Agent.run` and `Agent.resume` raise, and nothing is queued.
+
+    Example:
+        >>> with RunQueue(agent) as queue:  # doctest: +SKIP
+        ...     job = queue.submit("Summarize the report", thread_id="r1")
+        ...     # later, after `thinkgraph worker` ran it and it paused for approval:
+        ...     queue.resume("r1", decisions={call_id: Approve()})
+    """
+
+    def __init__(self, agent: Agent, queue: str = DEFAULT_QUEUE, *, url: str | None = None):
+        """
+        Args:
+            agent: the agent whose runs these are (its store must be PostgreSQL); used
+                to check requests before they are queued.
+            queue: the queue to put jobs in; workers take jobs from the queues they serve.
+            url: the database of the queue, when not the agent's store.
+        """
+        self.agent = agent
+        self.queue = queue
+        self.url = queue_url(agent, url)
+        self._app: procrastinate.App | None = None
+
+    def _opened(self) -> procrastinate.App:
+        if self._app is None:
+            ensure_schema(self.url)
+            self._app = build_app(self.url).open()
+        return self._app
+
+    def close(self) -> None:
+        """Close the queue's connection (the agent is left open)."""
+        if self._app is not None:
+            self._app.close()
+            self._app = None
+
+    def __enter__(self) -> RunQueue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def submit(self, task: str, thread_id: str) -> QueuedJob:
+        """Queue a new run of `task` on `thread_id`.
+
+        Raises:
+            ThreadExistsError: the thread already holds a run (queue a `resume` instead),
+                or a run of it already waits in the queue.
+        """
+        if self.agent.checkpoint_id(thread_id) is not None:
+            raise ThreadExistsError(
+                f"thread {thread_id!r} already holds a run; continue it with "
+                f"resume({thread_id!r}) or submit the task on a new thread id"
+            )
+        try:
+            return self._defer(thread_id, task=task)
+        except ThreadBusyError as exc:
+            raise ThreadExistsError(
+                f"a run of thread {thread_id!r} already waits in the queue; submit the task "
+                "on a new thread id"
+            ) from exc
+
+    def resume(self, thread_id: str, decisions: Any = None) -> QueuedJob:
+        """Queue the continuation of a run: with a paused run's answer, or after a crash.
+
+        Raises:
+            ThreadNotFoundError, NotPausedError, ResumeValueError: as `Agent.resume`.
+            ThreadBusyError: a job for the thread already waits in the queue.
+        """
+        at = self.agent.check_resume(thread_id, decisions)
+        return self._defer(thread_id, decisions=encode_decisions(decisions), at=at)
+
+    def _defer(self, thread_id: str, **arguments: Any) -> QueuedJob:
+        from procrastinate.exceptions import AlreadyEnqueued
+
+        task = self._opened().tasks[ADVANCE_TASK]
+        # `lock`: a thread's jobs run one at a time, in order. `queueing_lock`: at most one
+        # of them waits at a time (a second approval of the same pause is refused).
+        deferrer = task.configure(lock=thread_id, queueing_lock=thread_id, queue=self.queue)
+        try:
+            job_id = deferrer.defer(thread_id=thread_id, **arguments)
+        except AlreadyEnqueued as exc:
+            raise ThreadBusyError(
+                f"a job for thread {thread_id!r} already waits in the queue; a worker on "
+                f"queue {self.queue!r} will run it"
+            ) from exc
+        return QueuedJob(job_id, thread_id, self.queue)

@@ -1,0 +1,181 @@
+"""A worker: takes thinkgraph jobs from a queue and advances their runs.
+
+Workers are stateless: every run lives in the PostgreSQL checkpoint store, so any worker
+can take any job. Two locks keep one thread in one pair of hands: Procrastinate runs the
+jobs of a thread one at a time (each carries the thread id as its `lock`), and the worker
+holds a PostgreSQL advisory lock on the thread while it advances it, so even a resume
+started outside the queue cannot interleave.
+
+A worker killed mid-run (SIGKILL, a lost machine) stops sending heartbeats; another
+worker finds its job stalled and retries it. The retry continues the run from its last
+checkpoint: only the node in flight runs again, and a tool with side effects sees the same
+idempotency key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from thinkgraph.errors import ThreadBusyError, ThreadNotFoundError
+from thinkgraph.worker.queue import (
+    DEFAULT_QUEUE,
+    RUNNER_KEY,
+    build_app,
+    ensure_schema,
+    queue_url,
+)
+
+if TYPE_CHECKING:
+    import procrastinate
+
+    from thinkgraph.agent import Agent
+
+__all__ = ["ThreadRunner", "run_worker"]
+
+logger = logging.getLogger("thinkgraph.worker")
+
+
+@contextlib.contextmanager
+def thread_lock(url: str, thread_id: str) -> Iterator[None]:
+    """Hold PostgreSQL's advisory lock on `thread_id` (a session lock on its own connection).
+
+    Raises:
+        ThreadBusyError: another connection holds it; the job is retried a second later.
+    """
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        key = f"thinkgraph:thread:{thread_id}"
+        row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,))
+        got = row.fetchone()
+        if not got or not got[0]:
+            raise ThreadBusyError(f"thread {thread_id!r} is being advanced by another worker")
+        try:
+            yield
+        finally:
+            # Closing the connection releases it too; unlocking first keeps a pooled or
+            # slow-closing connection from holding the thread.
+            conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+
+
+class ThreadRunner:
+    """What a worker does with one job: advance the job's thread with the worker's agent."""
+
+    def __init__(self, agent: Agent, url: str) -> None:
+        self.agent = agent
+        self.url = url
+
+    def advance(
+        self,
+        thread_id: str,
+        *,
+        task: str | None = None,
+        decisions: Any = None,
+        at: str | None = None,
+    ) -> str:
+        """Start or continue `thread_id`; return the run's status when it stops or pauses.
+
+        `at` is the checkpoint a resume job was queued against. A job retried after its
+        worker died may find the run past that point: it then only continues a run left
+        unfinished, and never applies its decisions to a later pause.
+        """
+        with thread_lock(self.url, thread_id):
+            current = self.agent.checkpoint_id(thread_id)
+            if current is None:
+                if task is None:
+                    raise ThreadNotFoundError(f"no run is stored under thread {thread_id!r}")
+                logger.info("thread %s: starting", thread_id)
+                return self.agent.run(task, thread_id=thread_id).status
+            if task is None and current == at:
+                logger.info("thread %s: resuming at %s", thread_id, at)
+                return self.agent.resume(thread_id, decisions).status
+            status = self.agent.result(thread_id).status
+            if status != "running":
+                logger.info("thread %s: %s already, nothing to do", thread_id, status)
+                return status
+            logger.info("thread %s: continuing an unfinished run", thread_id)
+            return self.agent.resume(thread_id).status
+
+
+async def _retry_stalled(
+    app: procrastinate.App, queue: str, stalled_after_s: float, every_s: float
+) -> None:
+    """Put back the jobs of workers that stopped sending heartbeats, now and then."""
+    while True:
+        try:
+            stalled = await app.job_manager.get_stalled_jobs(
+                queue=queue, seconds_since_heartbeat=stalled_after_s
+            )
+            for job in stalled:
+                logger.warning("job %s of a stalled worker: retrying it", job.id)
+                await app.job_manager.retry_job(job)
+        except Exception:  # a database hiccup must not stop the worker
+            logger.exception("could not check for stalled jobs")
+        await asyncio.sleep(every_s)
+
+
+def run_worker(
+    agent: Agent | Callable[[], Agent],
+    *,
+    queue: str = DEFAULT_QUEUE,
+    url: str | None = None,
+    name: str | None = None,
+    heartbeat_s: float = 10.0,
+    stalled_after_s: float = 30.0,
+    wait: bool = True,
+    install_signal_handlers: bool = True,
+) -> None:
+    """Take jobs from `queue` and advance their runs, one at a time, until stopped.
+
+    Run as many workers (processes, machines) as the load needs; they share the store.
+
+    Args:
+        agent: the agent that runs the jobs, or a function that makes it (called once).
+        queue: the queue to serve.
+        url: the queue's database, when not the agent's store.
+        name: the worker's name in Procrastinate's tables and logs.
+        heartbeat_s: how often the worker says it is alive.
+        stalled_after_s: a worker silent for this long is taken for dead, and its job is
+            retried by another.
+        wait: keep waiting for jobs (True), or stop once the queue is empty (False).
+        install_signal_handlers: stop gracefully on SIGINT / SIGTERM.
+
+    Raises:
+        ConfigError: the agent's store is not PostgreSQL, or Procrastinate is missing.
+        StorageError: the database cannot be reached.
+    """
+    from thinkgraph.agent import Agent
+
+    chosen = agent if isinstance(agent, Agent) else agent()
+    database = queue_url(chosen, url)
+    ensure_schema(database)
+    runner = ThreadRunner(chosen, database)
+    app = build_app(database)
+
+    async def serve() -> None:
+        async with app.open_async():
+            recovery = asyncio.create_task(
+                _retry_stalled(app, queue, stalled_after_s, max(stalled_after_s / 3, 0.5))
+            )
+            try:
+                await app.run_worker_async(
+                    queues=[queue],
+                    name=name or "thinkgraph-worker",
+                    wait=wait,
+                    concurrency=1,
+                    update_heartbeat_interval=heartbeat_s,
+                    stalled_worker_timeout=stalled_after_s,
+                    additional_context={RUNNER_KEY: runner},
+                    install_signal_handlers=install_signal_handlers,
+                    fetch_job_polling_interval=min(1.0, heartbeat_s),
+                )
+            finally:
+                recovery.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await recovery
+
+    asyncio.run(serve())
