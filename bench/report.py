@@ -329,7 +329,8 @@ def to_markdown(results: SuiteResults, rows: list[Row], goals: list[Goal]) -> st
 def _notes(results: SuiteResults) -> list[str]:
     config = results.config
     return [
-        f"Medians of {config.repeat} runs per cell ({config.resume_repeat} for resume rows); "
+        f"Medians of {config.repeat} runs per cell ({config.resume_repeat} for resume rows, "
+        f"{config.paused_repeat} for the paused resume); "
         f"whole benchmark took {results.seconds:.0f} s on {os.cpu_count()} CPUs "
         f"(load average at the end: {_load()}).",
         "Time per node: run time / graph nodes executed (super-steps counted from the "
