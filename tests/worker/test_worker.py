@@ -261,3 +261,25 @@ def test_the_cli_submits_and_approves_through_workers(
     assert agent.result(thread_id).answer == "recorded one, two, three"
     local = cli("submit", "x", "--store", "sqlite:///nowhere.db")
     assert local.returncode == 2 and "PostgreSQL" in local.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent", "nocolon"], "use module:attribute"),
+        (["--agent", "tests.support.worker_agent:REPLIES"], "is a list, not an Agent"),
+        (["--agent", "json:dumps"], "calling it with no arguments failed"),
+        (["--agent", "tests.support.worker_agent:make_agent", "--tools", "x:y"], "leave out"),
+        (["--tools", "calculator", "--store", "sqlite:///x.db"], "PostgreSQL"),
+    ],
+)
+def test_worker_options_that_cannot_work_are_one_line_errors(
+    args: list[str], message: str, log: Path
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("THINKGRAPH_STORE", None)
+    done = subprocess.run(
+        [THINKGRAPH, "worker", *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1

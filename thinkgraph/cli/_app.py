@@ -35,6 +35,7 @@ __all__ = [
     "exit_for",
     "fail",
     "guarded",
+    "import_spec",
     "load_tool",
     "make_model",
     "print_steps",
@@ -124,18 +125,23 @@ def load_tool(spec: str) -> list[Any]:
 
     if spec == "calculator":
         return [calculator]
+    value = import_spec("--tools", spec, "mytools:search, or 'calculator'")
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def import_spec(option: str, spec: str, example: str) -> Any:
+    """The attribute a module:attr option names, imported from the working directory."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        fail(f"--tools {spec!r}: use module:attribute (e.g. mytools:search) or 'calculator'")
+        fail(f"{option} {spec!r}: use module:attribute (e.g. {example})")
     sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        fail(f"--tools {spec!r}: cannot import {module_name!r} ({exc})")
+        fail(f"{option} {spec!r}: cannot import {module_name!r} ({exc})")
     if not hasattr(module, attr):
-        fail(f"--tools {spec!r}: module {module_name!r} has no attribute {attr!r}")
-    value = getattr(module, attr)
-    return list(value) if isinstance(value, list | tuple) else [value]
+        fail(f"{option} {spec!r}: module {module_name!r} has no attribute {attr!r}")
+    return getattr(module, attr)
 
 
 def make_model(

@@ -8,9 +8,6 @@ paused run to the workers instead of running it in the shell.
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
 import uuid
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +22,7 @@ from thinkgraph.cli._app import (
     app,
     fail,
     guarded,
+    import_spec,
     load_tool,
     make_model,
 )
@@ -37,19 +35,12 @@ def load_agent(spec: str) -> Any:
     """The Agent named by module:attr: an Agent, or a function that returns one."""
     from thinkgraph.agent import Agent
 
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        fail(f"--agent {spec!r}: use module:attribute (e.g. myapp.agents:analyst)")
-    sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        fail(f"--agent {spec!r}: cannot import {module_name!r} ({exc})")
-    value = getattr(module, attr, None)
-    if value is None:
-        fail(f"--agent {spec!r}: module {module_name!r} has no attribute {attr!r}")
+    value = import_spec("--agent", spec, "myapp.agents:analyst")
     if not isinstance(value, Agent) and callable(value):
-        value = value()
+        try:
+            value = value()
+        except TypeError as exc:
+            fail(f"--agent {spec!r}: calling it with no arguments failed ({exc})")
     if not isinstance(value, Agent):
         fail(f"--agent {spec!r} is a {type(value).__name__}, not an Agent or a function making one")
     return value
