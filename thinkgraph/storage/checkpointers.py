@@ -309,21 +309,12 @@ def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
 
 def _open_postgres(url: str) -> BaseCheckpointSaver[Any]:
     try:
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg import Connection, OperationalError
-        from psycopg.rows import dict_row
+        from thinkgraph.storage.postgres import open_postgres
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise StorageError(
             "PostgreSQL stores need the postgres extra: pip install 'thinkgraph[postgres]'"
         ) from exc
-    try:
-        conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
-    except OperationalError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StorageError(f"cannot connect to {url}: {first}") from exc
-    saver = PostgresSaver(conn, serde=serializer())  # type: ignore[arg-type]
-    saver.setup()
-    return saver
+    return open_postgres(url, serializer())
 
 
 def close_checkpointer(saver: BaseCheckpointSaver[Any]) -> None:

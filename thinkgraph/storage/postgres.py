@@ -1,0 +1,127 @@
+"""The shared store: LangGraph's PostgresSaver, plus a paused run's chain kept whole.
+
+Workers on many machines share runs through this store. A run that pauses may be resumed
+days later by any of them; like the SQLite store, this one then keeps the run's chain
+whole at the paused checkpoint (`keep_for_resume`), so the resume reads one value instead
+of replaying every chain write since the last snapshot.
+
+The value is stored the way PostgresSaver stores a `DeltaChannel` snapshot: a blob for the
+channel at the checkpoint's version of it, and a `true` marker in the checkpoint's
+`channel_values`, so LangGraph's own loading and ancestor walk find it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import get_checkpoint_id
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from psycopg import Connection, OperationalError
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from thinkgraph.errors import StorageError
+from thinkgraph.storage.sqlite import KEEP_MIN_SIZE
+
+__all__ = ["PostgresStore", "open_postgres"]
+
+_KEPT_DDL = """
+CREATE TABLE IF NOT EXISTS kept_snapshots (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, channel)
+)
+"""
+_CHECKPOINT_SQL = (
+    "SELECT checkpoint FROM checkpoints "
+    "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s FOR UPDATE"
+)
+_LARGEST_SQL = (
+    "SELECT max(size) AS largest FROM kept_snapshots WHERE thread_id = %s AND channel = %s"
+)
+_BLOB_SQL = (
+    "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
+    "VALUES (%s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING"
+)
+_LIST_SQL = (
+    "INSERT INTO kept_snapshots VALUES (%s, %s, %s, %s, %s) "
+    "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, channel) DO NOTHING"
+)
+_MARK_SQL = (
+    "UPDATE checkpoints SET checkpoint = %s "
+    "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"
+)
+
+
+class PostgresStore(PostgresSaver):
+    """LangGraph's PostgresSaver that can keep a paused run's chain whole."""
+
+    def setup(self) -> None:
+        super().setup()
+        with self._cursor() as cur:
+            cur.execute(_KEPT_DDL)
+
+    def keep_for_resume(self, config: RunnableConfig, values: Mapping[str, Any]) -> list[str]:
+        """Store delta channels' values whole at the checkpoint `config` names.
+
+        The same contract as the SQLite store's: `values` are the channels' values at that
+        checkpoint; one is stored only when at least `KEEP_MIN_SIZE` long and at least
+        twice the largest kept for the thread, so storage stays linear in the run.
+
+        Returns:
+            The channels stored.
+        """
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        ns = configurable.get("checkpoint_ns", "")
+        checkpoint_id = get_checkpoint_id(config)
+        conn = self.conn
+        assert isinstance(conn, Connection)  # open_postgres gives one connection, no pool
+        with self.lock, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(_CHECKPOINT_SQL, (thread_id, ns, checkpoint_id)).fetchone()
+            if row is None:
+                return []
+            checkpoint = dict(row["checkpoint"])
+            stored = dict(checkpoint.get("channel_values") or {})
+            versions = checkpoint.get("channel_versions") or {}
+            kept: dict[str, Any] = {}
+            for channel, value in values.items():
+                if channel in stored or channel not in versions or not isinstance(value, list):
+                    continue
+                largest = cur.execute(_LARGEST_SQL, (thread_id, channel)).fetchone()
+                if len(value) >= max(KEEP_MIN_SIZE, 2 * ((largest or {}).get("largest") or 0)):
+                    kept[channel] = value
+            for channel, value in kept.items():
+                type_tag, blob = self.serde.dumps_typed(_DeltaSnapshot(value))
+                version = str(versions[channel])
+                cur.execute(_BLOB_SQL, (thread_id, ns, channel, version, type_tag, blob))
+                cur.execute(_LIST_SQL, (thread_id, ns, checkpoint_id, channel, len(value)))
+                stored[channel] = True  # PostgresSaver's marker: a snapshot in the blobs
+            if kept:
+                checkpoint["channel_values"] = stored
+                cur.execute(_MARK_SQL, (Jsonb(checkpoint), thread_id, ns, checkpoint_id))
+        return sorted(kept)
+
+    def delete_thread(self, thread_id: str) -> None:
+        super().delete_thread(thread_id)
+        with self._cursor() as cur:
+            cur.execute("DELETE FROM kept_snapshots WHERE thread_id = %s", (str(thread_id),))
+
+
+def open_postgres(url: str, serde: Any) -> PostgresStore:
+    """Connect to the PostgreSQL store at `url` and set it up."""
+    try:
+        conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    except OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StorageError(f"cannot connect to {url}: {first}") from exc
+    saver = PostgresStore(conn, serde=serde)  # type: ignore[arg-type]
+    saver.setup()
+    return saver
