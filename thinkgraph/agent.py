@@ -216,7 +216,8 @@ class Agent:
         keep = getattr(self._saver, "keep_for_resume", None)
         if result.status != "paused" or keep is None or self._saver is None:
             return result
-        latest = self._saver.get_tuple(self._config(thread_id))
+        with steps_left_packed():
+            latest = self._saver.get_tuple(self._config(thread_id))
         if latest is not None:
             keep(latest.config, {"chain": result.chain})
         settle = getattr(self._saver, "settle", None)

@@ -249,6 +249,8 @@ def test_the_cli_submits_and_approves_through_workers(
     first = _worker(queue, log, "--once")
     assert first.wait(timeout=120) == 0, first.communicate()[0]
     assert agent.result(thread_id).status == "paused"
+    hints = cli("pending", thread_id)
+    assert hints.returncode == 0 and "add --enqueue" in hints.stdout
 
     approved = cli("approve", thread_id, "--enqueue", "--queue", queue)
     assert approved.returncode == 0, approved.stderr

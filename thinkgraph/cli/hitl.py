@@ -301,8 +301,10 @@ def pending(
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
 
+    url = existing_store(store)
+
     def go() -> None:
-        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
+        with Agent(ScriptedModel([]), store=url) as agent:
             result = agent.result(thread)
         if result.status in ("done", "failed"):
             why = f" ({result.stop_reason})" if result.stop_reason else ""
@@ -315,6 +317,8 @@ def pending(
         typer.echo("continue with (add the run's --tools and --model or --script):")
         for command in how_to_continue(thread, result.pending, AgentFlags(store)):
             typer.echo(f"  {command}")
+        if url.split("://", 1)[0].lower().startswith("postgres"):
+            typer.echo("or hand it to a worker: add --enqueue (and --queue NAME) to that command")
 
     guarded(go)
 
