@@ -134,3 +134,18 @@ def test_only_the_writing_tool_needs_approval_in_approve_writes() -> None:
     assert paused.status == "paused"
     assert [(p.kind, p.tool) for p in paused.pending] == [("approval", "save_note")]
     assert any(s.type == "tool_result" for s in paused.chain)  # type: ignore[attr-defined]
+
+
+def test_the_workers_example_runs_its_task_through_the_queue(tmp_path: Path) -> None:
+    from tests.conftest import POSTGRES_URL
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_")}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "workers.py"), POSTGRES_URL],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert ">>> paused, waits for approval: post_summary({'summary': '5 words'})" in out
+    assert "#10  tool_result post_summary → ok" in out
+    assert "answer: The text has 5 words; the count is posted.  (done, final_answer)" in out
