@@ -1,4 +1,4 @@
-"""`runs`, `pending`, `approve`, `reject`, `respond`, `decide`, `history` and `fork`.
+"""`pending`, `approve`, `reject`, `respond` and `decide`: answering a paused run.
 
 A paused run waits for one decision per waiting call, and nothing runs until every call
 has one (a partial answer is refused). The commands keep to that rule without storing
@@ -11,7 +11,8 @@ half-answers anywhere:
   a mixed pause in one command.
 
 The command that answers also continues the run, so it needs the run's tools and model
-(`--tools`, `--model` or `--script`), as `resume` does.
+(`--tools`, `--model` or `--script`), as `resume` does; with `--enqueue` it checks the
+answer and hands the continuation to a worker instead (see cli/worker.py).
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, print
 from thinkgraph.hitl import Approve, Edit, Reject, Respond
 
 Decision = Approve | Edit | Reject | Respond
-STATUSES = ("running", "paused", "done", "failed")
 
 ToolsOpt = Annotated[
     list[str] | None,
@@ -319,100 +319,5 @@ def pending(
             typer.echo(f"  {command}")
         if url.split("://", 1)[0].lower().startswith("postgres"):
             typer.echo("or hand it to a worker: add --enqueue (and --queue NAME) to that command")
-
-    guarded(go)
-
-
-@app.command(rich_help_panel="Inspect")
-def runs(
-    store: StoreOpt = "",
-    status: Annotated[
-        str | None, typer.Option(help="Only runs that are running, paused, done or failed.")
-    ] = None,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many runs.")] = 50,
-) -> None:
-    """List the runs in the store, the most recently updated first."""
-    from thinkgraph.agent import Agent
-    from thinkgraph.llm import ScriptedModel
-
-    if status is not None and status not in STATUSES:
-        fail(f"--status {status!r} is unknown; use one of {', '.join(STATUSES)}")
-
-    def go() -> None:
-        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
-            found = agent.runs(status=status, limit=limit)  # type: ignore[arg-type]
-        if not found:
-            typer.echo("no runs" + (f" with status {status}" if status else ""))
-        for run in found:
-            what = run.waiting_for if run.status == "paused" else (run.stop_reason or "")
-            when = (
-                run.updated_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if run.updated_at else "?"
-            )
-            status_text = f"{run.status}: {what}" if what else run.status
-            typer.echo(f"{run.thread_id:<16} {status_text:<36} {run.steps:>3} steps  {when}")
-
-    guarded(go)
-
-
-@app.command(rich_help_panel="Pause, resume, time travel")
-def history(
-    thread: Annotated[str, typer.Argument(help="The thread to list.")],
-    store: StoreOpt = "",
-) -> None:
-    """List a run's checkpoints, oldest first; fork from any of them."""
-    from thinkgraph.agent import Agent
-    from thinkgraph.llm import ScriptedModel
-
-    def go() -> None:
-        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
-            points = agent.history(thread)
-        for point in points:
-            when = point.at.astimezone().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if point.at else "?"
-            typer.echo(f"{point.checkpoint_id}  {point.node:<10} step {point.step:<3} {when}")
-
-    guarded(go)
-
-
-def _step_edits(items: list[str] | None) -> dict[int, dict[str, Any]]:
-    edits: dict[int, dict[str, Any]] = {}
-    for item in items or []:
-        number, colon, rest = item.partition(":")
-        field, equals, value = rest.partition("=")
-        if not (colon and equals and number.strip().isdigit() and field):
-            fail(f"--edit {item!r}: use STEP:FIELD=VALUE, e.g. --edit '5:text=the file is empty'")
-        edits.setdefault(int(number), {})[field.strip()] = value
-    return edits
-
-
-@app.command(rich_help_panel="Pause, resume, time travel")
-def fork(
-    thread: Annotated[str, typer.Argument(help="The thread to fork.")],
-    checkpoint: Annotated[str, typer.Argument(help="A checkpoint id from `thinkgraph history`.")],
-    edit: Annotated[
-        list[str] | None,
-        typer.Option(help="STEP:FIELD=VALUE, e.g. '5:text=the file is empty' (repeatable)."),
-    ] = None,
-    new_thread: Annotated[str | None, typer.Option("--thread", help="The new thread id.")] = None,
-    store: StoreOpt = "",
-    tools: ToolsOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    script: ScriptOpt = None,
-) -> None:
-    """Start a new thread from a checkpoint (optionally edited) and run it on."""
-    from thinkgraph.agent import Agent
-    from thinkgraph.views import to_text
-
-    edits = _step_edits(edit)
-    flags = _flags(store, tools, model, api_base, script)
-    loaded = [t for spec in tools or [] for t in load_tool(spec)]
-    chosen = make_model(model, api_base, script)
-
-    def go() -> None:
-        with Agent(chosen, loaded, store=existing_store(store)) as agent:
-            result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=new_thread)
-        typer.echo(to_text(result.chain))
-        report(result)
-        exit_for(result, flags)
 
     guarded(go)

@@ -1,4 +1,4 @@
-"""`thinkgraph show` and `thinkgraph draw`: look at runs and graphs."""
+"""`thinkgraph runs`, `show` and `draw`: look at runs and graphs."""
 
 from __future__ import annotations
 
@@ -20,6 +20,38 @@ from thinkgraph.cli._app import (
 )
 
 SHOW_FORMATS = ("text", "markdown", "json", "html")
+STATUSES = ("running", "paused", "done", "failed")
+
+
+@app.command(rich_help_panel="Inspect")
+def runs(
+    store: StoreOpt = "",
+    status: Annotated[
+        str | None, typer.Option(help="Only runs that are running, paused, done or failed.")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many runs.")] = 50,
+) -> None:
+    """List the runs in the store, the most recently updated first."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.llm import ScriptedModel
+
+    if status is not None and status not in STATUSES:
+        fail(f"--status {status!r} is unknown; use one of {', '.join(STATUSES)}")
+
+    def go() -> None:
+        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
+            found = agent.runs(status=status, limit=limit)  # type: ignore[arg-type]
+        if not found:
+            typer.echo("no runs" + (f" with status {status}" if status else ""))
+        for run in found:
+            what = run.waiting_for if run.status == "paused" else (run.stop_reason or "")
+            when = (
+                run.updated_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if run.updated_at else "?"
+            )
+            status_text = f"{run.status}: {what}" if what else run.status
+            typer.echo(f"{run.thread_id:<16} {status_text:<36} {run.steps:>3} steps  {when}")
+
+    guarded(go)
 
 
 def _overlay_diagram(agent: Any, thread: str) -> str | None:

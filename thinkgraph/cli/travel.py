@@ -1,0 +1,87 @@
+"""`thinkgraph history` and `thinkgraph fork`: a run's checkpoints, and new runs from them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from thinkgraph.cli._app import (
+    ApiBaseOpt,
+    ModelOpt,
+    StoreOpt,
+    app,
+    existing_store,
+    exit_for,
+    fail,
+    guarded,
+    load_tool,
+    make_model,
+    report,
+)
+from thinkgraph.cli._pending import AgentFlags
+from thinkgraph.cli.hitl import ScriptOpt, ToolsOpt
+
+
+@app.command(rich_help_panel="Pause, resume, time travel")
+def history(
+    thread: Annotated[str, typer.Argument(help="The thread to list.")],
+    store: StoreOpt = "",
+) -> None:
+    """List a run's checkpoints, oldest first; fork from any of them."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.llm import ScriptedModel
+
+    def go() -> None:
+        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
+            points = agent.history(thread)
+        for point in points:
+            when = point.at.astimezone().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if point.at else "?"
+            typer.echo(f"{point.checkpoint_id}  {point.node:<10} step {point.step:<3} {when}")
+
+    guarded(go)
+
+
+def _step_edits(items: list[str] | None) -> dict[int, dict[str, Any]]:
+    edits: dict[int, dict[str, Any]] = {}
+    for item in items or []:
+        number, colon, rest = item.partition(":")
+        field, equals, value = rest.partition("=")
+        if not (colon and equals and number.strip().isdigit() and field):
+            fail(f"--edit {item!r}: use STEP:FIELD=VALUE, e.g. --edit '5:text=the file is empty'")
+        edits.setdefault(int(number), {})[field.strip()] = value
+    return edits
+
+
+@app.command(rich_help_panel="Pause, resume, time travel")
+def fork(
+    thread: Annotated[str, typer.Argument(help="The thread to fork.")],
+    checkpoint: Annotated[str, typer.Argument(help="A checkpoint id from `thinkgraph history`.")],
+    edit: Annotated[
+        list[str] | None,
+        typer.Option(help="STEP:FIELD=VALUE, e.g. '5:text=the file is empty' (repeatable)."),
+    ] = None,
+    new_thread: Annotated[str | None, typer.Option("--thread", help="The new thread id.")] = None,
+    store: StoreOpt = "",
+    tools: ToolsOpt = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    script: ScriptOpt = None,
+) -> None:
+    """Start a new thread from a checkpoint (optionally edited) and run it on."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.views import to_text
+
+    edits = _step_edits(edit)
+    flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
+    loaded = [t for spec in tools or [] for t in load_tool(spec)]
+    chosen = make_model(model, api_base, script)
+
+    def go() -> None:
+        with Agent(chosen, loaded, store=existing_store(store)) as agent:
+            result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=new_thread)
+        typer.echo(to_text(result.chain))
+        report(result)
+        exit_for(result, flags)
+
+    guarded(go)
