@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import get_checkpoint_id
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg import Connection, OperationalError
@@ -24,7 +23,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from thinkgraph.errors import StorageError
-from thinkgraph.storage.sqlite import KEEP_MIN_SIZE
+from thinkgraph.storage.sqlite import KEEP_MIN_SIZE, checkpoint_key
 
 __all__ = ["PostgresStore", "open_postgres"]
 
@@ -78,10 +77,7 @@ class PostgresStore(PostgresSaver):
         Returns:
             The channels stored.
         """
-        configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
-        ns = configurable.get("checkpoint_ns", "")
-        checkpoint_id = get_checkpoint_id(config)
+        thread_id, ns, checkpoint_id = checkpoint_key(config)
         conn = self.conn
         assert isinstance(conn, Connection)  # open_postgres gives one connection, no pool
         with self.lock, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:

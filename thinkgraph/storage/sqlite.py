@@ -150,10 +150,7 @@ class CompactSqliteSaver(SqliteSaver):
         Returns:
             The channels stored.
         """
-        configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
-        ns = configurable.get("checkpoint_ns", "")
-        checkpoint_id = get_checkpoint_id(config)
+        thread_id, ns, checkpoint_id = checkpoint_key(config)
         with self.cursor() as cur:
             row = cur.execute(_BLOB_SQL, (thread_id, ns, checkpoint_id)).fetchone()
             if row is None:
@@ -280,6 +277,13 @@ class CompactSqliteSaver(SqliteSaver):
         ordered = [w for cid in reversed(ids) for w in sorted(by_id.get(cid, ()))]
         values = _loads_many(self.serde, [(type_tag, value) for _, _, type_tag, value in ordered])
         return [(w[1], channel, value) for w, value in zip(ordered, values, strict=True)]
+
+
+def checkpoint_key(config: RunnableConfig) -> tuple[str, str, str]:
+    """(thread id, namespace, checkpoint id) of the checkpoint a config names."""
+    configurable = config["configurable"]
+    ns = str(configurable.get("checkpoint_ns", ""))
+    return str(configurable["thread_id"]), ns, str(get_checkpoint_id(config))
 
 
 def _size(value: Any) -> int | None:
