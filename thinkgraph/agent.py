@@ -488,7 +488,7 @@ class Agent:
         self.graph.update_state(target, values, as_node=START if as_node == "start" else as_node)
         points = values.get("breakpoints")
         self._invoke(None, target, points if isinstance(points, Breakpoints) else Breakpoints())
-        return self.result(new_id)
+        return self._kept(new_id, self.result(new_id))
 
     # -- reading --------------------------------------------------------------------------
 
