@@ -38,8 +38,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def queue() -> str:
-    return f"q-{uuid.uuid4().hex[:10]}"
+def queue() -> Iterator[str]:
+    """A queue of the test's own; its jobs are deleted afterwards (the database is shared)."""
+    name = f"q-{uuid.uuid4().hex[:10]}"
+    yield name
+    with psycopg.connect(POSTGRES_URL) as conn:
+        conn.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s", (name,))
 
 
 @pytest.fixture
@@ -245,6 +249,12 @@ def test_the_cli_submits_and_approves_through_workers(
     assert f"thread {thread_id} on queue {queue}" in submitted.stdout
     again = cli("submit", "again", "--thread", thread_id, "--queue", queue)
     assert again.returncode == 2 and "already waits in the queue" in again.stderr
+    listed = cli("runs")
+    assert listed.returncode == 0
+    assert f"{thread_id:<16} start   waits for a worker (queue {queue})" in listed.stdout
+    early = cli("show", thread_id)
+    assert early.returncode == 2
+    assert f"thread {thread_id!r} has not started yet" in early.stderr
 
     first = _worker(queue, log, "--once")
     assert first.wait(timeout=120) == 0, first.communicate()[0]

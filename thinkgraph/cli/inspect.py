@@ -18,6 +18,7 @@ from thinkgraph.cli._app import (
     load_tool,
     report,
 )
+from thinkgraph.errors import ThreadNotFoundError
 
 SHOW_FORMATS = ("text", "markdown", "json", "html")
 STATUSES = ("running", "paused", "done", "failed")
@@ -38,8 +39,10 @@ def runs(
     if status is not None and status not in STATUSES:
         fail(f"--status {status!r} is unknown; use one of {', '.join(STATUSES)}")
 
+    url = existing_store(store)
+
     def go() -> None:
-        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
+        with Agent(ScriptedModel([]), store=url) as agent:
             found = agent.runs(status=status, limit=limit)  # type: ignore[arg-type]
         if not found:
             typer.echo("no runs" + (f" with status {status}" if status else ""))
@@ -50,8 +53,44 @@ def runs(
             )
             status_text = f"{run.status}: {what}" if what else run.status
             typer.echo(f"{run.thread_id:<16} {status_text:<36} {run.steps:>3} steps  {when}")
+        if status is None and is_postgres(url):
+            print_jobs(url, limit=limit)
 
     guarded(go)
+
+
+def is_postgres(url: str) -> bool:
+    return url.split("://", 1)[0].lower().startswith("postgres")
+
+
+def queued_message(url: str, thread: str) -> str | None:
+    """Why a thread has no run yet when its start waits in the worker queue, else None."""
+    if not is_postgres(url):
+        return None
+    from thinkgraph.worker import open_jobs
+
+    for job in open_jobs(url, thread):
+        if job.action == "start":
+            state = "a worker is starting it" if job.running else "it waits for a worker"
+            return (
+                f"thread {thread!r} has not started yet: job {job.job_id} on queue "
+                f"{job.queue!r}, {state} (start one with thinkgraph worker --queue {job.queue})"
+            )
+    return None
+
+
+def print_jobs(url: str, *, limit: int) -> None:
+    """The newest jobs of the worker queue that are not finished, if the store has a queue."""
+    from thinkgraph.worker import open_jobs
+
+    jobs = open_jobs(url)[-limit:]
+    if jobs:
+        typer.echo("jobs for workers:")
+    for job in jobs:
+        where = "a worker runs it" if job.running else "waits for a worker"
+        typer.echo(
+            f"  job {job.job_id:<6} {job.thread_id:<16} {job.action:<7} {where} (queue {job.queue})"
+        )
 
 
 def _overlay_diagram(agent: Any, thread: str) -> str | None:
@@ -102,9 +141,14 @@ def show(
         fail(f"--audience {audience!r} is unknown; use one of {', '.join(AUDIENCES)}")
     known = [t for spec in tools or [] for t in load_tool(spec)]
 
+    url = existing_store(store)
+
     def go() -> None:
-        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
-            result = agent.result(thread)
+        with Agent(ScriptedModel([]), store=url) as agent:
+            try:
+                result = agent.result(thread)
+            except ThreadNotFoundError:
+                fail(queued_message(url, thread) or f"no run is stored under thread {thread!r}")
             diagram = _overlay_diagram(agent, thread) if fmt == "html" else None
         if fmt == "text":
             text = to_text(result.chain, audience=audience, tools=known) + "\n"

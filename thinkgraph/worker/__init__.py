@@ -8,7 +8,15 @@ worker; a killed worker's job is retried by another and only the node in flight 
 Needs the ``worker`` extra: ``pip install 'thinkgraph[worker]'``.
 """
 
-from thinkgraph.worker.queue import DEFAULT_QUEUE, QueuedJob, RunQueue
+from thinkgraph.worker.queue import DEFAULT_QUEUE, JobInfo, QueuedJob, RunQueue, open_jobs
 from thinkgraph.worker.runner import ThreadRunner, run_worker
 
-__all__ = ["DEFAULT_QUEUE", "QueuedJob", "RunQueue", "ThreadRunner", "run_worker"]
+__all__ = [
+    "DEFAULT_QUEUE",
+    "JobInfo",
+    "QueuedJob",
+    "RunQueue",
+    "ThreadRunner",
+    "open_jobs",
+    "run_worker",
+]

@@ -21,7 +21,16 @@ if TYPE_CHECKING:
 
     from thinkgraph.agent import Agent
 
-__all__ = ["ADVANCE_TASK", "DEFAULT_QUEUE", "QueuedJob", "RunQueue", "build_app", "ensure_schema"]
+__all__ = [
+    "ADVANCE_TASK",
+    "DEFAULT_QUEUE",
+    "JobInfo",
+    "QueuedJob",
+    "RunQueue",
+    "build_app",
+    "ensure_schema",
+    "open_jobs",
+]
 
 DEFAULT_QUEUE = "thinkgraph"
 """The queue jobs go to when none is named."""
@@ -46,6 +55,48 @@ class QueuedJob:
     """The run it advances."""
     queue: str
     """The queue it waits in: a worker started with `--queue` of that name takes it."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobInfo:
+    """A job not finished yet, as `open_jobs` reads it from the queue."""
+
+    job_id: int
+    thread_id: str
+    queue: str
+    action: str
+    """"start" (a submitted task) or "resume" (an answer, or a continuation)."""
+    running: bool
+    """A worker has it (else it waits for one)."""
+
+
+def open_jobs(url: str, thread_id: str | None = None) -> list[JobInfo]:
+    """The thinkgraph jobs that wait for a worker or run on one, oldest first.
+
+    Empty when the database at `url` has no job queue.
+    """
+    import psycopg
+
+    query = (
+        "SELECT id, queue_name, status::text AS status, args FROM procrastinate_jobs "
+        "WHERE task_name = %s AND status IN ('todo', 'doing') "
+        "AND (%s::text IS NULL OR lock = %s) ORDER BY id"
+    )
+    with psycopg.connect(url) as conn:
+        found = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+        if found is None or found[0] is None:
+            return []
+        rows = conn.execute(query, (ADVANCE_TASK, thread_id, thread_id)).fetchall()
+    return [
+        JobInfo(
+            job_id=int(job_id),
+            thread_id=str(args.get("thread_id", "")),
+            queue=str(queue),
+            action="start" if args.get("task") is not None else "resume",
+            running=status == "doing",
+        )
+        for job_id, queue, status, args in rows
+    ]
 
 
 def _advance(
