@@ -20,6 +20,7 @@ from thinkgraph.cli._app import (
     QueueOpt,
     StoreOpt,
     app,
+    default_store,
     fail,
     guarded,
     import_spec,
@@ -44,6 +45,35 @@ def load_agent(spec: str) -> Any:
     if not isinstance(value, Agent):
         fail(f"--agent {spec!r} is a {type(value).__name__}, not an Agent or a function making one")
     return value
+
+
+def agent_from_options(
+    agent_spec: str | None,
+    store: str,
+    tools: list[str] | None,
+    model: str | None,
+    api_base: str | None,
+    script: Path | None,
+    max_steps: int,
+) -> tuple[Any, str]:
+    """The agent a command's options name, and its store URL.
+
+    Either `--agent module:attr` (an Agent or a function making one; `--store` then names
+    the queue's database if the agent's store is not a URL), or `--tools` with `--model`
+    or `--script`, on `--store`.
+    """
+    from thinkgraph.agent import Agent
+
+    if agent_spec is not None and (tools or model or script):
+        fail("--agent brings its own tools and model; leave out --tools, --model and --script")
+    if agent_spec is not None:
+        chosen = load_agent(agent_spec)
+        return chosen, store or chosen.store_url or ""
+    url = store or default_store()
+    loaded = [t for spec in tools or [] for t in load_tool(spec)]
+    limits = StepLimits(max_steps=max_steps)
+    made = Agent(make_model(model, api_base, script), loaded, limits=limits, store=url)
+    return made, url
 
 
 def _postgres(store: str) -> str:
@@ -93,23 +123,11 @@ def worker(
     """
     import logging
 
-    from thinkgraph.agent import Agent
     from thinkgraph.worker import run_worker
 
-    if agent_spec is not None and (tools or model or script):
-        fail("--agent brings its own tools and model; leave out --tools, --model and --script")
-    if agent_spec is not None:
-        chosen = load_agent(agent_spec)
-        url = store or chosen.store_url or ""
-    else:
-        url = _postgres(store)
-        loaded = [t for spec in tools or [] for t in load_tool(spec)]
-        chosen = Agent(
-            make_model(model, api_base, script),
-            loaded,
-            limits=StepLimits(max_steps=max_steps),
-            store=url,
-        )
+    if agent_spec is None:
+        _postgres(store)
+    chosen, url = agent_from_options(agent_spec, store, tools, model, api_base, script, max_steps)
     _postgres(url)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     typer.echo(f"worker serving queue {queue!r} (Ctrl+C stops)", err=True)

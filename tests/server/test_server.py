@@ -1,0 +1,251 @@
+"""The HTTP surface: the routes through Starlette's test client, then a real server.
+
+The run needs approval for `publish`, so each test sees a run start, pause, get its
+answer over HTTP and finish, and the event stream follow it step by step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from tests.support.browser import CHROMIUM, Browser
+from thinkgraph import Agent, ScriptedModel, StepLimits, tool
+from thinkgraph.server import build_app
+
+REPLIES = [
+    'Thought: add\nAction: add\nAction Input: {"a": 1, "b": 2}',
+    'Thought: publish\nAction: publish\nAction Input: {"report": "three"}',
+    "Thought: done\nFinal Answer: 3",
+]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool(requires_approval=True)
+def publish(report: str) -> str:
+    """Publish a report."""
+    return f"published {report}"
+
+
+TOOLS = [add, publish]
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    agent = Agent(
+        ScriptedModel(REPLIES), TOOLS, limits=StepLimits(max_steps=5),
+        store=f"sqlite:///{tmp_path / 'runs.db'}",
+    )  # fmt: skip
+    with agent, TestClient(build_app(agent, poll_s=0.05)) as test_client:
+        yield test_client
+
+
+def _wait_status(client: TestClient, thread: str, status: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        doc: dict[str, Any] = client.get(f"/runs/{thread}").json()
+        if doc.get("status") == status:
+            return doc
+        time.sleep(0.05)
+    raise AssertionError(f"thread {thread} never became {status}")
+
+
+def _events(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
+    kind = ""
+    for line in lines:
+        if line.startswith("event: "):
+            kind = line[len("event: ") :]
+        elif line.startswith("data: "):
+            yield kind, json.loads(line[len("data: ") :])
+
+
+def test_a_run_starts_pauses_is_approved_and_ends_over_http(client: TestClient) -> None:
+    started = client.post("/runs", json={"task": "add then publish", "thread_id": "h1"})
+    assert started.status_code == 202 and started.json() == {"thread_id": "h1"}
+    paused = _wait_status(client, "h1", "paused")
+    [pending] = paused["pending"]
+    assert pending["tool"] == "publish" and pending["args"] == {"report": "three"}
+    assert [r["thread_id"] for r in client.get("/runs").json()] == ["h1"]
+
+    wrong = client.post("/runs/h1/resume", json={"decisions": {"nope": {"action": "approve"}}})
+    assert wrong.status_code == 422 and "no call 'nope'" in wrong.json()["error"]
+    answer = {"decisions": {pending["call_id"]: {"action": "approve"}}}
+    assert client.post("/runs/h1/resume", json=answer).status_code == 202
+    done = _wait_status(client, "h1", "done")
+    assert done["answer"] == "3"
+    assert [s["type"] for s in done["steps"]][-3:] == ["llm_call", "thought", "final"]
+
+
+def test_the_event_stream_follows_a_run_to_its_end(client: TestClient) -> None:
+    client.post("/runs", json={"task": "add then publish", "thread_id": "h2"})
+    seen: list[tuple[str, Any]] = []
+    with client.stream("GET", "/runs/h2/events") as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        for kind, data in _events(stream.iter_lines()):
+            seen.append((kind, data))
+            if kind == "status" and data["status"] == "paused":
+                call_id = data["pending"][0]["call_id"]
+                answer = {"decisions": {call_id: {"action": "approve"}}}
+                assert client.post("/runs/h2/resume", json=answer).status_code == 202
+            if kind == "end":
+                break
+    numbers = [data["number"] for kind, data in seen if kind == "step"]
+    assert numbers == list(range(len(numbers))) and len(numbers) >= 14  # each step once
+    statuses = [data["status"] for kind, data in seen if kind == "status"]
+    assert "paused" in statuses and statuses[-1] == "done"
+    assert seen[-1] == ("end", seen[-2][1])
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "message"),
+    [
+        ("get", "/runs/none", None, 404, "no run is stored"),
+        ("get", "/runs/none/events", None, 404, "no run is stored"),
+        ("post", "/runs/none/resume", {"answer": "retry"}, 404, "no run is stored"),
+        ("post", "/runs", {"thread_id": "x"}, 400, "give the task"),
+        ("post", "/runs", [1, 2], 400, "JSON object"),
+        ("post", "/runs/h/resume", {"decisions": {}, "answer": "x"}, 400, "not both"),
+    ],
+)
+def test_bad_requests_get_a_status_and_a_message(
+    client: TestClient, method: str, path: str, body: Any, status: int, message: str
+) -> None:
+    response = getattr(client, method)(path, **({} if body is None else {"json": body}))
+    assert response.status_code == status
+    assert message in response.json()["error"]
+
+
+def test_a_thread_cannot_be_started_twice_or_answered_when_running(client: TestClient) -> None:
+    client.post("/runs", json={"task": "add then publish", "thread_id": "h3"})
+    again = client.post("/runs", json={"task": "again", "thread_id": "h3"})
+    assert again.status_code == 409 and "already holds a run" in again.json()["error"]
+    _wait_status(client, "h3", "paused")
+    not_json = client.post("/runs/h3/resume", content=b"{oops", headers={"content-type": "x"})
+    assert not_json.status_code == 400 and "not JSON" in not_json.json()["error"]
+
+
+def test_the_page_is_one_document_that_streams_runs(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "new EventSource(" in page.text and "<script src" not in page.text
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """`thinkgraph serve` in a child process, with this module's tools and replies."""
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [
+        str(Path(sys.executable).parent / "thinkgraph"), "serve", "--port", str(port),
+        "--tools", "tests.server.test_server:TOOLS", "--script", str(script),
+        "--store", f"sqlite:///{tmp_path / 'runs.db'}",
+    ]  # fmt: skip
+    server = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(url + "/runs", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+
+
+def test_thinkgraph_serve_runs_a_task_over_real_http(served: str) -> None:
+    started = httpx.post(served + "/runs", json={"task": "add then publish", "thread_id": "s1"})
+    assert started.status_code == 202
+    kinds: list[str] = []
+    with httpx.stream("GET", served + "/runs/s1/events", timeout=30) as stream:
+        for kind, data in _events(stream.iter_lines()):
+            kinds.append(kind)
+            if kind == "status" and data["status"] == "paused":
+                call_id = data["pending"][0]["call_id"]
+                answer = {"decisions": {call_id: {"action": "approve"}}}
+                assert httpx.post(served + "/runs/s1/resume", json=answer).status_code == 202
+            if kind == "end":
+                assert data["status"] == "done" and data["answer"] == "3"
+                break
+    assert kinds.count("step") >= 14
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_the_live_page_shows_a_run_and_approves_it_in_a_real_browser(
+    served: str, tmp_path: Path
+) -> None:
+    httpx.post(served + "/runs", json={"task": "add then publish", "thread_id": "b1"})
+    browser = Browser(tmp_path / "profile")
+    try:
+        browser.open(served + "/#thread=b1")
+        shown = browser.wait_for_text("waits for approval: publish")
+        assert "#4 tool_result" in shown and "add → ok" in shown
+        browser.evaluate("document.querySelector('#pending button').click()")  # Approve
+        shown = browser.wait_for_text("answer: 3")
+        assert "#9 human" in shown and "approve" in shown and "#14 final" in shown
+        assert "waits for approval" not in shown
+    finally:
+        browser.close()
+    done = httpx.get(served + "/runs/b1").json()
+    assert done["status"] == "done" and done["answer"] == "3"
+
+
+def test_with_a_queue_the_server_hands_runs_to_workers(tmp_path: Path) -> None:
+    import uuid
+
+    from tests.conftest import POSTGRES_URL
+    from thinkgraph.worker import run_worker
+
+    queue, thread = f"srv-{uuid.uuid4().hex[:8]}", f"srv-{uuid.uuid4().hex[:8]}"
+    agent = Agent(ScriptedModel(REPLIES), TOOLS, store=POSTGRES_URL)
+
+    def work() -> None:
+        run_worker(agent, queue=queue, wait=False, install_signal_handlers=False)
+
+    with agent, TestClient(build_app(agent, queue=queue, poll_s=0.05)) as client:
+        started = client.post("/runs", json={"task": "add then publish", "thread_id": thread})
+        assert started.status_code == 202 and started.json()["queue"] == queue
+        with client.stream("GET", f"/runs/{thread}/events") as stream:
+            first = next(_events(stream.iter_lines()))
+        assert first == ("status", {"status": "queued"})
+        work()
+        paused = client.get(f"/runs/{thread}").json()
+        assert paused["status"] == "paused"
+        call_id = paused["pending"][0]["call_id"]
+        answer = {"decisions": {call_id: {"action": "approve"}}}
+        resumed = client.post(f"/runs/{thread}/resume", json=answer)
+        assert resumed.status_code == 202 and "job_id" in resumed.json()
+        twice = client.post(f"/runs/{thread}/resume", json=answer)
+        assert twice.status_code == 409 and "already waits in the queue" in twice.json()["error"]
+        work()
+        assert client.get(f"/runs/{thread}").json()["answer"] == "3"

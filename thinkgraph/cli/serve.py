@@ -1,0 +1,59 @@
+"""`thinkgraph serve`: the HTTP surface and its live page (see thinkgraph/server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from thinkgraph.cli._app import ApiBaseOpt, ModelOpt, StoreOpt, app, fail, guarded
+from thinkgraph.cli.worker import agent_from_options
+
+
+@app.command(rich_help_panel="Scale out")
+def serve(
+    store: StoreOpt = "",
+    host: Annotated[str, typer.Option(help="Address to listen on (no authentication).")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
+    queue: Annotated[
+        str | None,
+        typer.Option("--queue", help="Hand runs to the workers of this queue (PostgreSQL)."),
+    ] = None,
+    agent_spec: Annotated[
+        str | None,
+        typer.Option(
+            "--agent", help="An Agent (or a function making one) as module:attr; its store."
+        ),
+    ] = None,
+    tools: Annotated[
+        list[str] | None, typer.Option("--tools", help="Without --agent: module:attr tools.")
+    ] = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    script: Annotated[
+        Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")
+    ] = None,
+    max_steps: Annotated[int, typer.Option(min=1, help="Without --agent: think steps.")] = 12,
+) -> None:
+    """Serve runs over HTTP (start, watch live, approve, resume) with a page at /.
+
+    Runs go on in this process, one at a time, or with --queue on the workers. There is no
+    authentication: keep the default --host 127.0.0.1 or put it behind your own proxy.
+    """
+    try:
+        import uvicorn
+
+        from thinkgraph.server import build_app
+    except ImportError:
+        fail("serve needs the server extra: pip install 'thinkgraph[server]'")
+    chosen, _ = agent_from_options(agent_spec, store, tools, model, api_base, script, max_steps)
+
+    def go() -> None:
+        with chosen:
+            typer.echo(f"serving on http://{host}:{port}/ (Ctrl+C stops)", err=True)
+            uvicorn.run(build_app(chosen, queue=queue), host=host, port=port, log_level="info")
+
+    guarded(go)

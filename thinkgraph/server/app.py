@@ -1,0 +1,283 @@
+"""The HTTP surface: start, watch, approve and resume runs; a page that shows a run live.
+
+    GET  /                          a page: start a task, list runs, watch one, answer it
+    GET  /runs                      the runs in the store, newest first (RunSummary JSON)
+    POST /runs                      {"task": "...", "thread_id"?: "..."}: start a run
+    GET  /runs/{thread}             the run as `thinkgraph show --format json` prints it
+    POST /runs/{thread}/resume      {"decisions"?: {call_id: {"action": ...}}, "answer"?: ...}
+    GET  /runs/{thread}/events      server-sent events: `step` (each step as it is stored),
+                                    `status` (when status or what it waits for changes),
+                                    `end` (the run is done or failed)
+
+Runs started here go on in the background, one at a time, in this process; with a
+`queue` they go to the workers instead (`thinkgraph worker`), which is how to scale. The
+events are read from the store, so a run advanced by a worker streams the same way.
+Answers are checked before anything runs, with the errors `Agent.resume` raises, turned
+into HTTP statuses: 404 no such run, 409 a conflict with the run's state, 422 an answer
+that does not fit. There is no authentication: bind to localhost (the default) or put
+the server behind your own proxy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from thinkgraph.errors import (
+    NotPausedError,
+    ResumeValueError,
+    ThinkgraphError,
+    ThreadBusyError,
+    ThreadExistsError,
+    ThreadNotFoundError,
+)
+from thinkgraph.server.page import PAGE
+
+if TYPE_CHECKING:
+    from thinkgraph.agent import Agent
+
+__all__ = ["build_app"]
+
+logger = logging.getLogger("thinkgraph.server")
+
+_STATUS_OF_ERROR: list[tuple[type[ThinkgraphError], int]] = [
+    (ThreadNotFoundError, 404),
+    (ThreadExistsError, 409),
+    (NotPausedError, 409),
+    (ThreadBusyError, 409),
+    (ResumeValueError, 422),
+]
+
+
+def _error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _failure(exc: ThinkgraphError) -> JSONResponse:
+    for kind, status in _STATUS_OF_ERROR:
+        if isinstance(exc, kind):
+            return _error(str(exc), status)
+    return _error(str(exc), 400)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError as exc:
+        raise _BadRequest(f"the body is not JSON ({exc})") from None
+    if not isinstance(body, dict):
+        raise _BadRequest("the body must be a JSON object")
+    return body
+
+
+class _BadRequest(Exception):
+    pass
+
+
+class _Runs:
+    """What the routes share: the agent, the background runner and the optional queue."""
+
+    def __init__(self, agent: Agent, queue: str | None, poll_s: float) -> None:
+        self.agent = agent
+        self.queue = queue
+        self.poll_s = poll_s
+        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thinkgraph-run")
+
+    def document(self, thread: str) -> dict[str, Any]:
+        from thinkgraph.views import to_json_dict
+
+        result = self.agent.result(thread)
+        return to_json_dict(result, tools=list(self.agent.deps.tools))
+
+    def start(self, task: str, thread: str) -> dict[str, Any]:
+        if self.queue is not None:
+            from thinkgraph.worker import RunQueue
+
+            with RunQueue(self.agent, self.queue) as runs:
+                job = runs.submit(task, thread)
+            return {"thread_id": thread, "job_id": job.job_id, "queue": job.queue}
+        if self.agent.checkpoint_id(thread) is not None:
+            raise ThreadExistsError(f"thread {thread!r} already holds a run")
+        self._submit(self.agent.run, task, thread)
+        # Answer once the run is stored, so the caller can watch it at once.
+        deadline = time.monotonic() + 5.0
+        while self.agent.checkpoint_id(thread) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return {"thread_id": thread}
+
+    def _submit(self, fn: Any, *args: Any) -> None:
+        def report(done: Future[Any]) -> None:
+            if done.exception() is not None:
+                logger.error("run of thread %s failed: %s", args[-1], done.exception())
+
+        self.background.submit(fn, *args).add_done_callback(report)
+
+    def queued(self, thread: str) -> bool:
+        """Whether a start of `thread` waits in the worker queue."""
+        if self.queue is None or self.agent.store_url is None:
+            return False
+        from thinkgraph.worker import open_jobs
+
+        return any(job.action == "start" for job in open_jobs(self.agent.store_url, thread))
+
+    def resume(self, thread: str, answer: Any) -> dict[str, Any]:
+        if self.queue is not None:
+            from thinkgraph.worker import RunQueue
+
+            with RunQueue(self.agent, self.queue) as runs:
+                job = runs.resume(thread, answer)
+            return {"thread_id": thread, "job_id": job.job_id, "queue": job.queue}
+        self.agent.check_resume(thread, answer)  # refused here, not in the background
+        self._submit(self.agent.resume, thread, answer)
+        return {"thread_id": thread}
+
+
+def build_app(agent: Agent, *, queue: str | None = None, poll_s: float = 0.3) -> Starlette:
+    """The HTTP app for `agent`'s runs.
+
+    Args:
+        agent: runs are started and resumed with it, and read from its store.
+        queue: hand runs to the workers of this queue (PostgreSQL store) instead of
+            running them in this process.
+        poll_s: how often the event stream looks at the store for new steps.
+    """
+    runs = _Runs(agent, queue, poll_s)
+
+    async def page(request: Request) -> Response:
+        return HTMLResponse(PAGE)
+
+    async def list_runs(request: Request) -> Response:
+        found = await run_in_threadpool(agent.runs)
+        return JSONResponse([json.loads(r.model_dump_json()) for r in found])
+
+    async def start_run(request: Request) -> Response:
+        import uuid
+
+        try:
+            body = await _body(request)
+        except _BadRequest as exc:
+            return _error(str(exc), 400)
+        task = body.get("task")
+        thread = body.get("thread_id") or uuid.uuid4().hex[:12]
+        if not isinstance(task, str) or not task.strip():
+            return _error('give the task as {"task": "what the agent should do"}', 400)
+        if not isinstance(thread, str):
+            return _error("thread_id must be a string", 400)
+        try:
+            started = await run_in_threadpool(runs.start, task, thread)
+        except ThinkgraphError as exc:
+            return _failure(exc)
+        return JSONResponse(started, status_code=202)
+
+    async def show_run(request: Request) -> Response:
+        thread = request.path_params["thread"]
+        try:
+            doc = await run_in_threadpool(runs.document, thread)
+        except ThinkgraphError as exc:
+            return _failure(exc)
+        return JSONResponse(json.loads(json.dumps(doc, default=repr)))
+
+    async def resume_run(request: Request) -> Response:
+        thread = request.path_params["thread"]
+        try:
+            body = await _body(request) if await request.body() else {}
+        except _BadRequest as exc:
+            return _error(str(exc), 400)
+        if "decisions" in body and "answer" in body:
+            return _error("give decisions (for approvals) or answer (for ask_human), not both", 400)
+        answer = body.get("decisions", body.get("answer"))
+        try:
+            resumed = await run_in_threadpool(runs.resume, thread, answer)
+        except ThinkgraphError as exc:
+            return _failure(exc)
+        return JSONResponse(resumed, status_code=202)
+
+    async def events(request: Request) -> Response:
+        thread = request.path_params["thread"]
+        first: dict[str, Any] | None
+        try:
+            first = await run_in_threadpool(runs.document, thread)
+        except ThreadNotFoundError as exc:
+            if not await run_in_threadpool(runs.queued, thread):
+                return _failure(exc)
+            first = None  # its start waits for a worker: stream from when it begins
+        except ThinkgraphError as exc:
+            return _failure(exc)
+        return StreamingResponse(
+            _stream(request, runs, thread, first),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    routes = [
+        Route("/", page),
+        Route("/runs", list_runs, methods=["GET"]),
+        Route("/runs", start_run, methods=["POST"]),
+        Route("/runs/{thread}", show_run, methods=["GET"]),
+        Route("/runs/{thread}/resume", resume_run, methods=["POST"]),
+        Route("/runs/{thread}/events", events, methods=["GET"]),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        runs.background.shutdown(wait=False)
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.runs = runs
+    return app
+
+
+def _event(kind: str, data: Any) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, default=repr)}\n\n"
+
+
+def _status(doc: dict[str, Any]) -> dict[str, Any]:
+    keys = ("status", "stop_reason", "detail", "answer", "pending", "totals")
+    return {k: doc.get(k) for k in keys}
+
+
+async def _stream(
+    request: Request, runs: _Runs, thread: str, doc: dict[str, Any] | None
+) -> AsyncIterator[str]:
+    """Steps as they are stored, then the end; the store is read every `poll_s` seconds."""
+    sent = 0
+    last: dict[str, Any] | None = None
+    if doc is None:
+        yield _event("status", {"status": "queued"})
+    while doc is None:
+        if await request.is_disconnected():
+            return
+        await asyncio.sleep(runs.poll_s)
+        try:
+            doc = await run_in_threadpool(runs.document, thread)
+        except ThreadNotFoundError:
+            continue
+    while True:
+        steps = doc["steps"]
+        for step in steps[sent:]:
+            yield _event("step", step)
+        sent = max(sent, len(steps))
+        status = _status(doc)
+        if status != last:
+            yield _event("status", status)
+            last = status
+        if doc["status"] in ("done", "failed"):
+            yield _event("end", status)
+            return
+        if await request.is_disconnected():
+            return
+        await asyncio.sleep(runs.poll_s)
+        doc = await run_in_threadpool(runs.document, thread)
