@@ -53,6 +53,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Docstring paragraphs are reflowed to the terminal, not broken where the source is.
+    rich_markup_mode="markdown",
 )
 
 StoreOpt = Annotated[

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from thinkgraph.cli._app import ApiBaseOpt, ModelOpt, StoreOpt, app, fail, guarded
-from thinkgraph.cli.worker import agent_from_options
+from thinkgraph.cli.worker import (
+    AgentScriptOpt,
+    AgentSpecOpt,
+    AgentToolsOpt,
+    MaxStepsOpt,
+    agent_from_options,
+)
 
 
 @app.command(rich_help_panel="Scale out")
@@ -22,21 +27,12 @@ def serve(
         str | None,
         typer.Option("--queue", help="Hand runs to the workers of this queue (PostgreSQL)."),
     ] = None,
-    agent_spec: Annotated[
-        str | None,
-        typer.Option(
-            "--agent", help="An Agent (or a function making one) as module:attr; its store."
-        ),
-    ] = None,
-    tools: Annotated[
-        list[str] | None, typer.Option("--tools", help="Without --agent: module:attr tools.")
-    ] = None,
+    agent_spec: AgentSpecOpt = None,
+    tools: AgentToolsOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
-    script: Annotated[
-        Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")
-    ] = None,
-    max_steps: Annotated[int, typer.Option(min=1, help="Without --agent: think steps.")] = 12,
+    script: AgentScriptOpt = None,
+    max_steps: MaxStepsOpt = 12,
 ) -> None:
     """Serve runs over HTTP (start, watch live, approve, resume) with a page at /.
 

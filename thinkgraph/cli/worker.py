@@ -31,6 +31,19 @@ from thinkgraph.types import StepLimits
 
 _PANEL = "Scale out"
 
+# The agent a long-running command (worker, serve) serves: --agent, or tools and a model.
+AgentSpecOpt = Annotated[
+    str | None,
+    typer.Option("--agent", help="An Agent (or a function making one) as module:attr; its store."),
+]
+AgentToolsOpt = Annotated[
+    list[str] | None, typer.Option("--tools", help="Without --agent: module:attr tools.")
+]
+AgentScriptOpt = Annotated[
+    Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")
+]
+MaxStepsOpt = Annotated[int, typer.Option(min=1, help="Without --agent: think steps.")]
+
 
 def load_agent(spec: str) -> Any:
     """The Agent named by module:attr: an Agent, or a function that returns one."""
@@ -89,21 +102,12 @@ def _postgres(store: str) -> str:
 def worker(
     store: StoreOpt = "",
     queue: QueueOpt = "thinkgraph",
-    agent_spec: Annotated[
-        str | None,
-        typer.Option(
-            "--agent", help="An Agent (or a function making one) as module:attr; its store."
-        ),
-    ] = None,
-    tools: Annotated[
-        list[str] | None, typer.Option("--tools", help="Without --agent: module:attr tools.")
-    ] = None,
+    agent_spec: AgentSpecOpt = None,
+    tools: AgentToolsOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
-    script: Annotated[
-        Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")
-    ] = None,
-    max_steps: Annotated[int, typer.Option(min=1, help="Without --agent: think steps.")] = 12,
+    script: AgentScriptOpt = None,
+    max_steps: MaxStepsOpt = 12,
     name: Annotated[str | None, typer.Option(help="The worker's name in logs.")] = None,
     heartbeat: Annotated[
         float, typer.Option(min=0.1, help="Seconds between the worker's heartbeats.")
