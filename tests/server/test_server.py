@@ -249,3 +249,30 @@ def test_with_a_queue_the_server_hands_runs_to_workers(tmp_path: Path) -> None:
         assert twice.status_code == 409 and "already waits in the queue" in twice.json()["error"]
         work()
         assert client.get(f"/runs/{thread}").json()["answer"] == "3"
+
+
+def test_a_start_that_waits_for_the_runner_streams_from_when_it_begins(tmp_path: Path) -> None:
+    import threading
+
+    release = threading.Event()
+
+    @tool
+    def slow(text: str) -> str:
+        """Wait until the test lets it go."""
+        release.wait(timeout=20)
+        return text
+
+    replies = ['Thought: wait\nAction: slow\nAction Input: {"text": "x"}', "Final Answer: x"]
+    agent = Agent(ScriptedModel(replies * 2), [slow], store=f"sqlite:///{tmp_path / 'r.db'}")
+    with agent, TestClient(build_app(agent, poll_s=0.05)) as client:
+        assert client.post("/runs", json={"task": "first", "thread_id": "w1"}).status_code == 202
+        assert client.post("/runs", json={"task": "second", "thread_id": "w2"}).status_code == 202
+        again = client.post("/runs", json={"task": "second", "thread_id": "w2"})
+        assert again.status_code == 409  # its start waits, but it is taken
+        with client.stream("GET", "/runs/w2/events") as stream:
+            events = _events(stream.iter_lines())
+            assert next(events) == ("status", {"status": "queued"})
+            release.set()  # the first run ends; the second starts
+            kinds = [kind for kind, _ in events]
+        assert kinds[0] == "step" and kinds[-1] == "end"
+    assert agent.result("w2").answer == "x"

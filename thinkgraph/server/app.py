@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -94,6 +95,9 @@ class _Runs:
         self.queue = queue
         self.poll_s = poll_s
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thinkgraph-run")
+        self.waiting: set[str] = set()
+        """Threads whose start waits for the background runner (a run ahead holds it)."""
+        self._lock = threading.Lock()
 
     def document(self, thread: str) -> dict[str, Any]:
         from thinkgraph.views import to_json_dict
@@ -108,14 +112,25 @@ class _Runs:
             with RunQueue(self.agent, self.queue) as runs:
                 job = runs.submit(task, thread)
             return {"thread_id": thread, "job_id": job.job_id, "queue": job.queue}
-        if self.agent.checkpoint_id(thread) is not None:
-            raise ThreadExistsError(f"thread {thread!r} already holds a run")
-        self._submit(self.agent.run, task, thread)
-        # Answer once the run is stored, so the caller can watch it at once.
-        deadline = time.monotonic() + 5.0
-        while self.agent.checkpoint_id(thread) is None and time.monotonic() < deadline:
-            time.sleep(0.01)
+        with self._lock:
+            if thread in self.waiting or self.agent.checkpoint_id(thread) is not None:
+                raise ThreadExistsError(f"thread {thread!r} already holds a run")
+            self.waiting.add(thread)
+        self._submit(self._run, task, thread)
+        # Answer once the run is stored (unless a run ahead holds the runner), so the
+        # caller can read it at once.
+        deadline = time.monotonic() + 2.0
+        while thread in self.waiting and time.monotonic() < deadline:
+            time.sleep(0.005)
         return {"thread_id": thread}
+
+    def _run(self, task: str, thread: str) -> None:
+        try:
+            for _ in self.agent.events(task, thread):
+                if thread in self.waiting and self.agent.checkpoint_id(thread) is not None:
+                    self.waiting.discard(thread)  # stored: readable from now on
+        finally:
+            self.waiting.discard(thread)
 
     def _submit(self, fn: Any, *args: Any) -> None:
         def report(done: Future[Any]) -> None:
@@ -125,7 +140,9 @@ class _Runs:
         self.background.submit(fn, *args).add_done_callback(report)
 
     def queued(self, thread: str) -> bool:
-        """Whether a start of `thread` waits in the worker queue."""
+        """Whether the start of `thread` waits: for this server's runner, or for a worker."""
+        if thread in self.waiting:
+            return True
         if self.queue is None or self.agent.store_url is None:
             return False
         from thinkgraph.worker import open_jobs
