@@ -88,6 +88,8 @@ def test_a_run_starts_pauses_is_approved_and_ends_over_http(client: TestClient) 
     assert wrong.status_code == 422 and "no call 'nope'" in wrong.json()["error"]
     answer = {"decisions": {pending["call_id"]: {"action": "approve"}}}
     assert client.post("/runs/h1/resume", json=answer).status_code == 202
+    # A second click: refused whether the first is still going on (busy) or over.
+    assert client.post("/runs/h1/resume", json=answer).status_code == 409
     done = _wait_status(client, "h1", "done")
     assert done["answer"] == "3"
     assert [s["type"] for s in done["steps"]][-3:] == ["llm_call", "thought", "final"]

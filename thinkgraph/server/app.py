@@ -97,6 +97,8 @@ class _Runs:
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thinkgraph-run")
         self.waiting: set[str] = set()
         """Threads whose start waits for the background runner (a run ahead holds it)."""
+        self.busy: set[str] = set()
+        """Threads with a start or resume handed to the background runner, not yet over."""
         self._lock = threading.Lock()
 
     def document(self, thread: str) -> dict[str, Any]:
@@ -113,10 +115,11 @@ class _Runs:
                 job = runs.submit(task, thread)
             return {"thread_id": thread, "job_id": job.job_id, "queue": job.queue}
         with self._lock:
-            if thread in self.waiting or self.agent.checkpoint_id(thread) is not None:
+            if thread in self.busy or self.agent.checkpoint_id(thread) is not None:
                 raise ThreadExistsError(f"thread {thread!r} already holds a run")
             self.waiting.add(thread)
-        self._submit(self._run, task, thread)
+            self.busy.add(thread)
+        self._submit(self._run, thread, task)
         # Answer once the run is stored (unless a run ahead holds the runner), so the
         # caller can read it at once.
         deadline = time.monotonic() + 2.0
@@ -124,7 +127,7 @@ class _Runs:
             time.sleep(0.005)
         return {"thread_id": thread}
 
-    def _run(self, task: str, thread: str) -> None:
+    def _run(self, thread: str, task: str) -> None:
         try:
             for _ in self.agent.events(task, thread):
                 if thread in self.waiting and self.agent.checkpoint_id(thread) is not None:
@@ -132,12 +135,13 @@ class _Runs:
         finally:
             self.waiting.discard(thread)
 
-    def _submit(self, fn: Any, *args: Any) -> None:
+    def _submit(self, fn: Any, thread: str, *args: Any) -> None:
         def report(done: Future[Any]) -> None:
+            self.busy.discard(thread)
             if done.exception() is not None:
-                logger.error("run of thread %s failed: %s", args[-1], done.exception())
+                logger.error("run of thread %s failed: %s", thread, done.exception())
 
-        self.background.submit(fn, *args).add_done_callback(report)
+        self.background.submit(fn, thread, *args).add_done_callback(report)
 
     def queued(self, thread: str) -> bool:
         """Whether the start of `thread` waits: for this server's runner, or for a worker."""
@@ -156,7 +160,13 @@ class _Runs:
             with RunQueue(self.agent, self.queue) as runs:
                 job = runs.resume(thread, answer)
             return {"thread_id": thread, "job_id": job.job_id, "queue": job.queue}
-        self.agent.check_resume(thread, answer)  # refused here, not in the background
+        with self._lock:
+            if thread in self.busy:
+                raise ThreadBusyError(
+                    f"thread {thread!r} is already being advanced here; wait for its events"
+                )
+            self.agent.check_resume(thread, answer)  # refused here, not in the background
+            self.busy.add(thread)
         self._submit(self.agent.resume, thread, answer)
         return {"thread_id": thread}
 
