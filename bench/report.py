@@ -329,8 +329,9 @@ def to_markdown(results: SuiteResults, rows: list[Row], goals: list[Goal]) -> st
 def _notes(results: SuiteResults) -> list[str]:
     config = results.config
     return [
-        f"Medians of {config.repeat} runs per cell ({config.resume_repeat} for resume rows, "
-        f"{config.paused_repeat} for the paused resume); "
+        f"Medians of {config.repeat} runs per cell ({config.resume_repeat} for resume rows"
+        + (f", {config.paused_repeat} for the paused resume" if config.paused_cycles else "")
+        + "); "
         f"whole benchmark took {results.seconds:.0f} s on {os.cpu_count()} CPUs "
         f"(load average at the end: {_load()}).",
         "Time per node: run time / graph nodes executed (super-steps counted from the "
