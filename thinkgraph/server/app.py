@@ -180,6 +180,7 @@ def build_app(agent: Agent, *, queue: str | None = None, poll_s: float = 0.3) ->
             running them in this process.
         poll_s: how often the event stream looks at the store for new steps.
     """
+    _ = agent.graph  # open the store and compile now, not in two request threads at once
     runs = _Runs(agent, queue, poll_s)
 
     async def page(request: Request) -> Response:
