@@ -149,6 +149,11 @@ def test_the_page_is_one_document_that_streams_runs(client: TestClient) -> None:
     assert "new EventSource(" in page.text and "<script src" not in page.text
 
 
+TOKEN = "test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+"""The served tests run with a token, as a server reachable by others would."""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -161,7 +166,7 @@ def served(tmp_path: Path) -> Iterator[str]:
     script = tmp_path / "replies.json"
     script.write_text(json.dumps(REPLIES))
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "THINKGRAPH_TOKEN": TOKEN}
     command = [
         str(Path(sys.executable).parent / "thinkgraph"), "serve", "--port", str(port),
         "--tools", "tests.server.test_server:TOOLS", "--script", str(script),
@@ -175,7 +180,7 @@ def served(tmp_path: Path) -> Iterator[str]:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                httpx.get(url + "/runs", timeout=1)
+                httpx.get(url + "/runs", timeout=1, headers=AUTH)
                 break
             except httpx.HTTPError:
                 time.sleep(0.1)
@@ -186,16 +191,21 @@ def served(tmp_path: Path) -> Iterator[str]:
 
 
 def test_thinkgraph_serve_runs_a_task_over_real_http(served: str) -> None:
-    started = httpx.post(served + "/runs", json={"task": "add then publish", "thread_id": "s1"})
+    refused = httpx.post(served + "/runs", json={"task": "x", "thread_id": "s0"})
+    assert refused.status_code == 401
+    started = httpx.post(
+        served + "/runs", json={"task": "add then publish", "thread_id": "s1"}, headers=AUTH
+    )
     assert started.status_code == 202
     kinds: list[str] = []
-    with httpx.stream("GET", served + "/runs/s1/events", timeout=30) as stream:
+    with httpx.stream("GET", served + "/runs/s1/events", timeout=30, headers=AUTH) as stream:
         for kind, data in _events(stream.iter_lines()):
             kinds.append(kind)
             if kind == "status" and data["status"] == "paused":
                 call_id = data["pending"][0]["call_id"]
                 answer = {"decisions": {call_id: {"action": "approve"}}}
-                assert httpx.post(served + "/runs/s1/resume", json=answer).status_code == 202
+                resumed = httpx.post(served + "/runs/s1/resume", json=answer, headers=AUTH)
+                assert resumed.status_code == 202
             if kind == "end":
                 assert data["status"] == "done" and data["answer"] == "3"
                 break
@@ -206,10 +216,10 @@ def test_thinkgraph_serve_runs_a_task_over_real_http(served: str) -> None:
 def test_the_live_page_shows_a_run_and_approves_it_in_a_real_browser(
     served: str, tmp_path: Path
 ) -> None:
-    httpx.post(served + "/runs", json={"task": "add then publish", "thread_id": "b1"})
+    httpx.post(served + "/runs", json={"task": "add then publish", "thread_id": "b1"}, headers=AUTH)
     browser = Browser(tmp_path / "profile")
     try:
-        browser.open(served + "/#thread=b1")
+        browser.open(served + f"/?token={TOKEN}#thread=b1")  # the cookie, then the page
         shown = browser.wait_for_text("waits for approval: publish")
         assert "#4 tool_result" in shown and "add → ok" in shown
         browser.evaluate("document.querySelector('#pending button').click()")  # Approve
@@ -218,7 +228,7 @@ def test_the_live_page_shows_a_run_and_approves_it_in_a_real_browser(
         assert "waits for approval" not in shown
     finally:
         browser.close()
-    done = httpx.get(served + "/runs/b1").json()
+    done = httpx.get(served + "/runs/b1", headers=AUTH).json()
     assert done["status"] == "done" and done["answer"] == "3"
 
 
@@ -278,3 +288,59 @@ def test_a_start_that_waits_for_the_runner_streams_from_when_it_begins(tmp_path:
             kinds = [kind for kind, _ in events]
         assert kinds[0] == "step" and kinds[-1] == "end"
     assert agent.result("w2").answer == "x"
+
+
+def test_with_a_token_every_request_must_carry_it(tmp_path: Path) -> None:
+    agent = Agent(ScriptedModel(REPLIES), TOOLS, store=f"sqlite:///{tmp_path / 'runs.db'}")
+    with agent, TestClient(build_app(agent, token="s3cret")) as client:
+        refused = client.get("/runs")
+        assert refused.status_code == 401 and "needs its token" in refused.json()["error"]
+        assert client.get("/runs", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert client.get("/", params={"token": "wrong"}).status_code == 401
+        assert client.get("/runs", headers={"Authorization": "Bearer s3cret"}).json() == []
+        # The page: /?token= once sets a cookie and sends the browser back to /.
+        opened = client.get("/", params={"token": "s3cret"}, follow_redirects=False)
+        assert opened.status_code == 303 and opened.headers["location"] == "/"
+        assert "httponly" in opened.headers["set-cookie"].lower()
+        assert client.get("/").status_code == 200  # the client kept the cookie
+        started = client.post("/runs", json={"task": "add then publish", "thread_id": "a1"})
+        assert started.status_code == 202
+
+
+def test_serve_refuses_another_host_without_a_token(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "THINKGRAPH_TOKEN"}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "thinkgraph"), "serve", "--host", "0.0.0.0",
+         "--tools", "calculator", "--script", str(tmp_path / "r.json")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "set --token" in done.stderr
+
+
+def test_stopping_the_server_lets_the_run_in_progress_finish_and_drops_the_rest(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import threading
+
+    release = threading.Event()
+
+    @tool
+    def slow(text: str) -> str:
+        """Wait until the test lets it go."""
+        release.wait(timeout=20)
+        return text
+
+    replies = ['Thought: wait\nAction: slow\nAction Input: {"text": "x"}', "Final Answer: x"]
+    agent = Agent(ScriptedModel(replies * 2), [slow], store=f"sqlite:///{tmp_path / 's.db'}")
+    client = TestClient(build_app(agent, poll_s=0.05))
+    client.__enter__()
+    assert client.post("/runs", json={"task": "first", "thread_id": "going"}).status_code == 202
+    assert client.post("/runs", json={"task": "later", "thread_id": "never"}).status_code == 202
+    threading.Timer(0.5, release.set).start()
+    stopping = time.monotonic()
+    client.__exit__(None, None, None)  # the server stops: it waits for the run in progress
+    assert time.monotonic() - stopping >= 0.4
+    with agent:  # closing the store is safe now: nothing uses it
+        assert agent.result("going").answer == "x"
+        assert agent.checkpoint_id("never") is None
+    assert "thread never was never started" in caplog.text

@@ -14,8 +14,8 @@ Runs started here go on in the background, one at a time, in this process; with 
 events are read from the store, so a run advanced by a worker streams the same way.
 Answers are checked before anything runs, with the errors `Agent.resume` raises, turned
 into HTTP statuses: 404 no such run, 409 a conflict with the run's state, 422 an answer
-that does not fit. There is no authentication: bind to localhost (the default) or put
-the server behind your own proxy.
+that does not fit. With a `token`, every request must carry it (`thinkgraph.server.auth`);
+without one, keep the server on localhost.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -44,6 +45,7 @@ from thinkgraph.errors import (
     ThreadExistsError,
     ThreadNotFoundError,
 )
+from thinkgraph.server.auth import TokenGate
 from thinkgraph.server.page import PAGE
 
 if TYPE_CHECKING:
@@ -138,7 +140,7 @@ class _Runs:
     def _submit(self, fn: Any, thread: str, *args: Any) -> None:
         def report(done: Future[Any]) -> None:
             self.busy.discard(thread)
-            if done.exception() is not None:
+            if not done.cancelled() and done.exception() is not None:
                 logger.error("run of thread %s failed: %s", thread, done.exception())
 
         self.background.submit(fn, thread, *args).add_done_callback(report)
@@ -171,7 +173,13 @@ class _Runs:
         return {"thread_id": thread}
 
 
-def build_app(agent: Agent, *, queue: str | None = None, poll_s: float = 0.3) -> Starlette:
+def build_app(
+    agent: Agent,
+    *,
+    queue: str | None = None,
+    poll_s: float = 0.3,
+    token: str | None = None,
+) -> Starlette:
     """The HTTP app for `agent`'s runs.
 
     Args:
@@ -179,6 +187,7 @@ def build_app(agent: Agent, *, queue: str | None = None, poll_s: float = 0.3) ->
         queue: hand runs to the workers of this queue (PostgreSQL store) instead of
             running them in this process.
         poll_s: how often the event stream looks at the store for new steps.
+        token: require this shared token on every request (see `thinkgraph.server.auth`).
     """
     _ = agent.graph  # open the store and compile now, not in two request threads at once
     runs = _Runs(agent, queue, poll_s)
@@ -261,9 +270,14 @@ def build_app(agent: Agent, *, queue: str | None = None, poll_s: float = 0.3) ->
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        runs.background.shutdown(wait=False)
+        # The run in progress goes on to its end or pause (its store must stay open until
+        # then); starts still waiting behind it are dropped, and said so.
+        await run_in_threadpool(runs.background.shutdown, wait=True, cancel_futures=True)
+        for thread in sorted(runs.waiting):
+            logger.warning("thread %s was never started: the server stopped first", thread)
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    gate = [Middleware(TokenGate, token=token)] if token else []
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=gate)
     app.state.runs = runs
     return app
 
