@@ -317,7 +317,9 @@ def pending(
         typer.echo("continue with (add the run's --tools and --model or --script):")
         for command in how_to_continue(thread, result.pending, AgentFlags(store)):
             typer.echo(f"  {command}")
-        if url.split("://", 1)[0].lower().startswith("postgres"):
+        from thinkgraph.storage import is_postgres_url
+
+        if is_postgres_url(url):
             typer.echo("or hand it to a worker: add --enqueue (and --queue NAME) to that command")
 
     guarded(go)

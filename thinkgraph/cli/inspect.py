@@ -53,19 +53,19 @@ def runs(
             )
             status_text = f"{run.status}: {what}" if what else run.status
             typer.echo(f"{run.thread_id:<16} {status_text:<36} {run.steps:>3} steps  {when}")
-        if status is None and is_postgres(url):
+        from thinkgraph.storage import is_postgres_url
+
+        if status is None and is_postgres_url(url):
             print_jobs(url, limit=limit)
 
     guarded(go)
 
 
-def is_postgres(url: str) -> bool:
-    return url.split("://", 1)[0].lower().startswith("postgres")
-
-
 def queued_message(url: str, thread: str) -> str | None:
     """Why a thread has no run yet when its start waits in the worker queue, else None."""
-    if not is_postgres(url):
+    from thinkgraph.storage import is_postgres_url
+
+    if not is_postgres_url(url):
         return None
     from thinkgraph.worker import open_jobs
 

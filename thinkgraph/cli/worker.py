@@ -90,7 +90,9 @@ def agent_from_options(
 
 
 def _postgres(store: str) -> str:
-    if not store.split("://", 1)[0].lower().startswith("postgres"):
+    from thinkgraph.storage import is_postgres_url
+
+    if not is_postgres_url(store):
         fail(
             f"--store {store or '(none)'}: workers share runs through PostgreSQL; pass "
             "--store postgresql://user@host/db (or set THINKGRAPH_STORE)"

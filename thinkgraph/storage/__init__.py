@@ -3,6 +3,7 @@
 from thinkgraph.storage.checkpointers import (
     DEFAULT_STORE,
     close_checkpointer,
+    is_postgres_url,
     open_checkpointer,
     serializer,
     sqlite_path,
@@ -13,6 +14,7 @@ __all__ = [
     "DEFAULT_STORE",
     "RunSummary",
     "close_checkpointer",
+    "is_postgres_url",
     "list_threads",
     "open_checkpointer",
     "serializer",

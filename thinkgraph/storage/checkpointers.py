@@ -45,6 +45,7 @@ from thinkgraph.types import Breakpoints, NextAction, StepLimits
 __all__ = [
     "DEFAULT_STORE",
     "close_checkpointer",
+    "is_postgres_url",
     "open_checkpointer",
     "serializer",
     "sqlite_path",
@@ -277,12 +278,21 @@ def open_checkpointer(url: str = DEFAULT_STORE) -> BaseCheckpointSaver[Any]:
         return InMemorySaver(serde=serializer())
     if scheme == "sqlite":
         return _open_sqlite(url, rest)
-    if scheme in ("postgres", "postgresql"):
+    if scheme in _POSTGRES_SCHEMES:
         return _open_postgres(url)
     raise StorageError(
         f"unknown store scheme {scheme!r} in {url!r}; use memory://, sqlite:///path.db "
         "or postgresql://user@host/db"
     )
+
+
+_POSTGRES_SCHEMES = ("postgres", "postgresql")
+
+
+def is_postgres_url(url: str) -> bool:
+    """Whether a store URL names a PostgreSQL database (the store workers share)."""
+    scheme, sep, _ = url.partition("://")
+    return bool(sep) and scheme.lower() in _POSTGRES_SCHEMES
 
 
 def sqlite_path(url: str) -> Path | None:

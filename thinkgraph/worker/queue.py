@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, ThreadExistsError
+from thinkgraph.storage.checkpointers import is_postgres_url
 
 if TYPE_CHECKING:
     import procrastinate
@@ -157,7 +158,7 @@ def ensure_schema(url: str) -> None:
 def queue_url(agent: Agent, url: str | None) -> str:
     """The PostgreSQL URL of the queue: `url`, or else the agent's store."""
     chosen = url or agent.store_url
-    if not chosen or not chosen.split("://", 1)[0].lower().startswith("postgres"):
+    if not chosen or not is_postgres_url(chosen):
         raise ConfigError(
             "workers share runs through PostgreSQL: give the agent a postgresql://… store "
             f"(it has {chosen or 'a saver object'}), or pass url= to RunQueue"
