@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, overload
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.constants import INTERRUPT
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
@@ -216,8 +216,7 @@ class Agent:
         keep = getattr(self._saver, "keep_for_resume", None)
         if result.status != "paused" or keep is None or self._saver is None:
             return result
-        with steps_left_packed():
-            latest = self._saver.get_tuple(self._config(thread_id))
+        latest = self._latest_tuple(thread_id)
         if latest is not None:
             keep(latest.config, {"chain": result.chain})
         settle = getattr(self._saver, "settle", None)
@@ -372,11 +371,15 @@ class Agent:
 
     def checkpoint_id(self, thread_id: str) -> str | None:
         """The id of a run's latest checkpoint, or None when the thread holds no run."""
+        found = self._latest_tuple(thread_id)
+        return None if found is None else str(found.config["configurable"]["checkpoint_id"])
+
+    def _latest_tuple(self, thread_id: str) -> CheckpointTuple | None:
+        """The run's latest checkpoint as stored, its steps left packed (never revived)."""
         _ = self.graph
         assert self._saver is not None
-        with steps_left_packed():
-            found = self._saver.get_tuple(self._config(thread_id))
-        return None if found is None else str(found.config["configurable"]["checkpoint_id"])
+        with steps_left_packed():  # a paused run's checkpoint may hold the whole chain
+            return self._saver.get_tuple(self._config(thread_id))
 
     @property
     def store_url(self) -> str | None:
@@ -498,10 +501,7 @@ class Agent:
         Enough to decide how to resume, and much cheaper than `get_state`, which rebuilds
         the whole chain. `values` lacks the chain; `next` is not computed.
         """
-        _ = self.graph
-        assert self._saver is not None
-        with steps_left_packed():  # a paused run's checkpoint may hold the whole chain
-            found = self._saver.get_tuple(self._config(thread_id))
+        found = self._latest_tuple(thread_id)
         if found is None:
             raise ThreadNotFoundError(
                 f"no run is stored under thread {thread_id!r}; list runs with "
