@@ -23,7 +23,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from thinkgraph.errors import StorageError
-from thinkgraph.storage.sqlite import KEEP_MIN_SIZE, checkpoint_key
+from thinkgraph.storage.sqlite import checkpoint_key, worth_keeping
 
 __all__ = ["PostgresStore", "open_postgres"]
 
@@ -92,7 +92,7 @@ class PostgresStore(PostgresSaver):
                 if channel in stored or channel not in versions or not isinstance(value, list):
                     continue
                 largest = cur.execute(_LARGEST_SQL, (thread_id, channel)).fetchone()
-                if len(value) >= max(KEEP_MIN_SIZE, 2 * ((largest or {}).get("largest") or 0)):
+                if worth_keeping(len(value), (largest or {}).get("largest")):
                     kept[channel] = value
             for channel, value in kept.items():
                 type_tag, blob = self.serde.dumps_typed(_DeltaSnapshot(value))

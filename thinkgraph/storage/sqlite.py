@@ -162,8 +162,8 @@ class CompactSqliteSaver(SqliteSaver):
                 size = _size(value)
                 if channel in stored or size is None:
                     continue
-                largest = cur.execute(_LARGEST_SQL, (thread_id, channel)).fetchone()[0] or 0
-                if size >= max(KEEP_MIN_SIZE, 2 * largest):
+                largest = cur.execute(_LARGEST_SQL, (thread_id, channel)).fetchone()[0]
+                if worth_keeping(size, largest):
                     kept[channel] = value
             if not kept:
                 return []
@@ -284,6 +284,15 @@ def checkpoint_key(config: RunnableConfig) -> tuple[str, str, str]:
     configurable = config["configurable"]
     ns = str(configurable.get("checkpoint_ns", ""))
     return str(configurable["thread_id"]), ns, str(get_checkpoint_id(config))
+
+
+def worth_keeping(size: int, largest_kept: int | None) -> bool:
+    """Whether `keep_for_resume` stores a value of `size` (in steps) for a thread.
+
+    At least `KEEP_MIN_SIZE` (shorter ones replay quickly), and at least twice the largest
+    already kept for the thread, so what a thread keeps adds up to about twice its chain.
+    """
+    return size >= max(KEEP_MIN_SIZE, 2 * (largest_kept or 0))
 
 
 def _size(value: Any) -> int | None:
