@@ -50,6 +50,7 @@ from thinkgraph.server.page import PAGE
 
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
+    from thinkgraph.worker import QueuedJob, RunQueue
 
 __all__ = ["build_app"]
 
@@ -94,8 +95,13 @@ class _Runs:
 
     def __init__(self, agent: Agent, queue: str | None, poll_s: float) -> None:
         self.agent = agent
-        self.queue = queue
         self.poll_s = poll_s
+        self.jobs: RunQueue | None = None
+        """The worker queue runs go to, when there is one (one connection for all requests)."""
+        if queue is not None:
+            from thinkgraph.worker import RunQueue
+
+            self.jobs = RunQueue(agent, queue)
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thinkgraph-run")
         self.waiting: set[str] = set()
         """Threads whose start waits for the background runner (a run ahead holds it)."""
@@ -110,12 +116,9 @@ class _Runs:
         return to_json_dict(result, tools=list(self.agent.deps.tools))
 
     def start(self, task: str, thread: str) -> dict[str, Any]:
-        if self.queue is not None:
-            from thinkgraph.worker import RunQueue
-
-            with RunQueue(self.agent, self.queue) as runs:
-                job = runs.submit(task, thread)
-            return {"thread_id": thread, "job_id": job.job_id, "queue": job.queue}
+        if self.jobs is not None:
+            with self._lock:  # the queue opens its connection on first use
+                return _queued(self.jobs.submit(task, thread))
         with self._lock:
             if thread in self.busy or self.agent.checkpoint_id(thread) is not None:
                 raise ThreadExistsError(f"thread {thread!r} already holds a run")
@@ -149,19 +152,16 @@ class _Runs:
         """Whether the start of `thread` waits: for this server's runner, or for a worker."""
         if thread in self.waiting:
             return True
-        if self.queue is None or self.agent.store_url is None:
+        if self.jobs is None:
             return False
         from thinkgraph.worker import open_jobs
 
-        return any(job.action == "start" for job in open_jobs(self.agent.store_url, thread))
+        return any(job.action == "start" for job in open_jobs(self.jobs.url, thread))
 
     def resume(self, thread: str, answer: Any) -> dict[str, Any]:
-        if self.queue is not None:
-            from thinkgraph.worker import RunQueue
-
-            with RunQueue(self.agent, self.queue) as runs:
-                job = runs.resume(thread, answer)
-            return {"thread_id": thread, "job_id": job.job_id, "queue": job.queue}
+        if self.jobs is not None:
+            with self._lock:
+                return _queued(self.jobs.resume(thread, answer))
         with self._lock:
             if thread in self.busy:
                 raise ThreadBusyError(
@@ -273,6 +273,8 @@ def build_app(
         # The run in progress goes on to its end or pause (its store must stay open until
         # then); starts still waiting behind it are dropped, and said so.
         await run_in_threadpool(runs.background.shutdown, wait=True, cancel_futures=True)
+        if runs.jobs is not None:
+            runs.jobs.close()
         for thread in sorted(runs.waiting):
             logger.warning("thread %s was never started: the server stopped first", thread)
 
@@ -280,6 +282,10 @@ def build_app(
     app = Starlette(routes=routes, lifespan=lifespan, middleware=gate)
     app.state.runs = runs
     return app
+
+
+def _queued(job: QueuedJob) -> dict[str, Any]:
+    return {"thread_id": job.thread_id, "job_id": job.job_id, "queue": job.queue}
 
 
 def _event(kind: str, data: Any) -> str:
