@@ -105,8 +105,8 @@ class _Runs:
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thinkgraph-run")
         self.waiting: set[str] = set()
         """Threads whose start waits for the background runner (a run ahead holds it)."""
-        self.busy: set[str] = set()
-        """Threads with a start or resume handed to the background runner, not yet over."""
+        self.resuming: set[str] = set()
+        """Threads with an answer handed to the background runner, not yet applied."""
         self._lock = threading.Lock()
 
     def document(self, thread: str) -> dict[str, Any]:
@@ -120,10 +120,9 @@ class _Runs:
             with self._lock:  # the queue opens its connection on first use
                 return _queued(self.jobs.submit(task, thread))
         with self._lock:
-            if thread in self.busy or self.agent.checkpoint_id(thread) is not None:
+            if thread in self.waiting or self.agent.checkpoint_id(thread) is not None:
                 raise ThreadExistsError(f"thread {thread!r} already holds a run")
             self.waiting.add(thread)
-            self.busy.add(thread)
         self._submit(self._run, thread, task)
         # Answer once the run is stored (unless a run ahead holds the runner), so the
         # caller can read it at once.
@@ -140,9 +139,14 @@ class _Runs:
         finally:
             self.waiting.discard(thread)
 
+    def _resume(self, thread: str, answer: Any) -> None:
+        try:
+            self.agent.resume(thread, answer)
+        finally:
+            self.resuming.discard(thread)
+
     def _submit(self, fn: Any, thread: str, *args: Any) -> None:
         def report(done: Future[Any]) -> None:
-            self.busy.discard(thread)
             if not done.cancelled() and done.exception() is not None:
                 logger.error("run of thread %s failed: %s", thread, done.exception())
 
@@ -163,13 +167,15 @@ class _Runs:
             with self._lock:
                 return _queued(self.jobs.resume(thread, answer))
         with self._lock:
-            if thread in self.busy:
+            # A second answer to the same pause (a double click) is refused; an answer to a
+            # run whose start is still winding down after its pause queues behind it.
+            if thread in self.resuming:
                 raise ThreadBusyError(
-                    f"thread {thread!r} is already being advanced here; wait for its events"
+                    f"thread {thread!r} already has an answer on its way; wait for its events"
                 )
             self.agent.check_resume(thread, answer)  # refused here, not in the background
-            self.busy.add(thread)
-        self._submit(self.agent.resume, thread, answer)
+            self.resuming.add(thread)
+        self._submit(self._resume, thread, answer)
         return {"thread_id": thread}
 
 
