@@ -12,7 +12,10 @@ approval pause with one decision per call id:
 
 Decisions are checked before the run moves on: a partial answer, an unknown call id or an
 edit whose arguments fail the tool's schema is refused with the reason, and the run stays
-paused exactly as it was.
+paused exactly as it was. The check lives in the graph itself (`approval_answer`, the
+`response_schema` of the approval interrupt), so it holds for every door: `Agent.resume`,
+the CLI, HTTP, a worker, or a raw `graph.invoke(Command(resume=...))` from any LangGraph
+client. The shorthand "approve" (or "yes") for `Approve()` is accepted by all of them.
 """
 
 from __future__ import annotations
@@ -20,7 +23,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+)
 
 from thinkgraph.errors import ResumeValueError
 from thinkgraph.tools.registry import ToolRegistry
@@ -32,6 +43,7 @@ __all__ = [
     "Pending",
     "Reject",
     "Respond",
+    "approval_answer",
     "check_approvals",
 ]
 
@@ -73,6 +85,28 @@ ApprovalDecision: TypeAlias = Annotated[
 """One answer to one call waiting for approval."""
 
 _DECISION = TypeAdapter(ApprovalDecision)
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema with its `$defs` written in place (it is embedded in another one)."""
+    defs = schema.pop("$defs", {})
+    schema.pop("discriminator", None)  # its mapping names the $defs; oneOf says the same
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                return resolve(defs[ref.rsplit("/", 1)[-1]])
+            return {k: resolve(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    return dict(resolve(schema))
+
+
+_DECISION_SCHEMA = _inlined(_DECISION.json_schema())
+"""One decision as JSON schema: what a generic client renders for each waiting call."""
 
 
 class Pending(BaseModel):
@@ -119,21 +153,34 @@ def check_approvals(
 ) -> dict[str, dict[str, Any]]:
     """Check decisions against the calls waiting for them; return them in stored form.
 
+    Every refusal ends with what waits, so whoever answered (a person, a script, a generic
+    LangGraph client) can correct the answer.
+
     Raises:
         ResumeValueError: decisions is not a mapping, misses a call, names an unknown call,
-            or edits arguments that fail the tool's schema.
+            holds a malformed decision, or edits arguments that fail the tool's schema.
     """
-    if not isinstance(decisions, Mapping):
-        raise ResumeValueError(
-            "this run waits for tool-call approvals; pass decisions={call_id: Approve() | "
-            "Edit(args=...) | Reject(reason=...) | Respond(text=...)}"
-        )
     waiting = {r.call_id: r for r in requests if r.call_id is not None}
+    try:
+        return _checked(waiting, decisions, tools)
+    except ResumeValueError as exc:
+        listed = ", ".join(f"{i} ({r.tool})" for i, r in sorted(waiting.items()))
+        raise ResumeValueError(f"{exc}; the run is still paused; waiting: {listed}") from None
+
+
+def _checked(
+    waiting: dict[str, Pending], decisions: Any, tools: ToolRegistry
+) -> dict[str, dict[str, Any]]:
+    if not isinstance(decisions, Mapping) or not decisions:
+        raise ResumeValueError(
+            "this run waits for tool-call approvals; answer with one decision per call id, "
+            "{call_id: Approve() | Edit(args=...) | Reject(reason=...) | Respond(text=...)} "
+            '(over JSON: {call_id: {"action": "approve" | "edit" | "reject" | "respond", '
+            "...}})"
+        )
     unknown = sorted(set(map(str, decisions)) - set(waiting))
     if unknown:
-        raise ResumeValueError(
-            f"no call {unknown[0]!r} waits for approval; waiting: {', '.join(sorted(waiting))}"
-        )
+        raise ResumeValueError(f"no call {unknown[0]!r} waits for approval")
     missing = sorted(set(waiting) - set(map(str, decisions)))
     if missing:
         raise ResumeValueError(
@@ -161,10 +208,27 @@ def _check_edit(request: Pending, edit: Edit, tools: ToolRegistry) -> None:
         )
         raise ResumeValueError(
             f"edited arguments for call {request.call_id!r} ({request.tool}) are invalid: "
-            f"{problems}; the run is still paused"
+            f"{problems}"
         ) from exc
 
 
-def decision_from_stored(value: Mapping[str, Any]) -> Approve | Edit | Reject | Respond:
-    """A decision back from its stored (checkpointed) form."""
-    return _DECISION.validate_python(dict(value))
+def approval_answer(requests: list[Pending], tools: ToolRegistry) -> Any:
+    """The type of the answer to an approval pause, for `interrupt(response_schema=...)`.
+
+    Validating a resume value against it runs `check_approvals`, so a bad answer is refused
+    with `ResumeValueError` *before* LangGraph records it: the run stays paused as it was,
+    and a later valid answer is taken. Its JSON schema names every waiting call, so a
+    generic LangGraph client can render the form.
+    """
+
+    def check(value: Any) -> dict[str, dict[str, Any]]:
+        return check_approvals(requests, value, tools)
+
+    ids = [r.call_id for r in requests if r.call_id is not None]
+    schema = {
+        "type": "object",
+        "properties": {call_id: _DECISION_SCHEMA for call_id in ids},
+        "required": ids,
+        "additionalProperties": False,
+    }
+    return Annotated[dict[str, ApprovalDecision], BeforeValidator(check), WithJsonSchema(schema)]

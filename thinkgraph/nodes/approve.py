@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from thinkgraph.hitl import Approve, Edit, Pending, Reject, Respond, decision_from_stored
+from thinkgraph.hitl import Approve, Edit, Pending, Reject, Respond, approval_answer
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import (
     AgentState,
@@ -19,24 +19,39 @@ from thinkgraph.state import (
     ToolCall,
     ToolResultStep,
 )
+from thinkgraph.tools.base import Tool
+from thinkgraph.tools.runner import validate_args
 
 __all__ = ["approve", "calls_needing_approval"]
 
 
 def calls_needing_approval(deps: Deps, calls: Sequence[ToolCall]) -> list[str]:
-    """Ids of the calls a person must approve: by the tool's own rule or the agent's."""
+    """Ids of the calls a person must approve: by the tool's own rule or the agent's.
+
+    A tool's predicate sees exactly the arguments the tool would get: the model's input
+    mapped and validated as act does it (bare text to the single str parameter, defaults
+    filled in). A call whose arguments cannot be determined needs approval: act would
+    refuse it anyway, and a predicate must never be asked about arguments it cannot see.
+    """
     needed: list[str] = []
     for call in calls:
         tool = deps.tools.get(call.name)
         if tool is None:
             continue  # an unknown tool cannot run; act tells the model so
         if (
-            tool.needs_approval(call.args or {})
-            or (isinstance(deps.approve, frozenset) and call.name in deps.approve)
+            (isinstance(deps.approve, frozenset) and call.name in deps.approve)
             or (deps.approve == "side_effects" and tool.side_effects)
+            or _rule_asks(tool, call)
         ):
             needed.append(call.id)
     return needed
+
+
+def _rule_asks(tool: Tool, call: ToolCall) -> bool:
+    if tool.requires_approval is False:
+        return False
+    args = validate_args(tool, call)
+    return args is None or tool.needs_approval(args.model_dump())
 
 
 def approval_requests(state: AgentState) -> list[Pending]:
@@ -63,12 +78,17 @@ def approve(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Pause once for every call that needs approval, then apply the decisions.
 
     LangGraph re-runs this node from the start when the run resumes, so nothing here may
-    have an effect before `interrupt` returns. Approved and edited calls go on to act;
-    a rejected call's reason, or a person's response, becomes its result without running.
+    have an effect before `interrupt` returns. The answer is checked by `interrupt` itself
+    against what waits (one decision per waiting call, edits against the tool's schema):
+    a bad one raises `ResumeValueError` before it is recorded, whoever sent it, and the
+    run stays paused. Approved and edited calls go on to act; a rejected call's reason, or
+    a person's response, becomes its result without running.
     """
     requests = approval_requests(state)
-    answer = interrupt({"kind": "approval", "requests": [r.model_dump() for r in requests]})
-    decisions = {str(k): decision_from_stored(v) for k, v in dict(answer).items()}
+    decisions: dict[str, Approve | Edit | Reject | Respond] = interrupt(
+        {"kind": "approval", "requests": [r.model_dump() for r in requests]},
+        response_schema=approval_answer(requests, deps.tools),
+    )
     steps: list[BaseStep] = []
     calls: list[ToolCall] = []
     to_run: list[str] = []

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from langgraph.types import interrupt
+from pydantic import BeforeValidator, WithJsonSchema
 
 from thinkgraph.errors import ResumeValueError
 from thinkgraph.nodes.deps import Deps
@@ -19,7 +20,7 @@ from thinkgraph.state import (
     ThoughtStep,
 )
 
-__all__ = ["ask_human", "parse_human_answer"]
+__all__ = ["HumanAnswer", "ask_human", "parse_human_answer"]
 
 
 def _summary(chain: list[BaseStep]) -> tuple[list[str], list[str]]:
@@ -52,11 +53,39 @@ def parse_human_answer(value: Any) -> tuple[str, str]:
     )
 
 
+def _checked_answer(value: Any) -> Any:
+    parse_human_answer(value)
+    return value
+
+
+HumanAnswer = Annotated[
+    Any,
+    BeforeValidator(_checked_answer),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "description": "'retry', 'abort' or guidance text"},
+                {
+                    "type": "object",
+                    "properties": {
+                        "action": {"enum": ["retry", "guidance", "abort"]},
+                        "text": {"type": "string"},
+                    },
+                    "required": ["action"],
+                },
+            ]
+        }
+    ),
+]
+"""The answer to an ask_human pause, checked by `interrupt` before LangGraph records it."""
+
+
 def ask_human(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Pause with what was accomplished and what failed; resume with the person's answer.
 
     Nothing before `interrupt` has side effects, because LangGraph re-runs this node from
-    the start when the run resumes.
+    the start when the run resumes. A bad answer is refused by `interrupt` itself with
+    `ResumeValueError`, whoever sent it, and the run stays paused.
     """
     counters = state.get("counters") or Counters()
     done, failed = _summary(state["chain"])
@@ -71,7 +100,8 @@ def ask_human(state: AgentState, *, deps: Deps) -> dict[str, Any]:
             "accomplished": done,
             "failed": failed,
             "last_thought": last_thought,
-        }
+        },
+        response_schema=HumanAnswer,
     )
     action, text = parse_human_answer(answer)
     update: dict[str, Any] = {
