@@ -11,6 +11,8 @@ from thinkgraph.tools import ToolContext, ToolRegistry, execute_call
 from thinkgraph.tools.builtin import calculator
 from thinkgraph.tools.builtin.calculator import evaluate
 
+from .guard import in_child
+
 CTX = ToolContext.for_call("thread-1", 1, "call-1")
 
 
@@ -116,3 +118,63 @@ def test_calculator_describes_itself_to_the_model() -> None:
     assert "** (power; ^ is not power)" in calculator.description
     assert calculator.json_schema()["properties"]["expression"]["type"] == "string"
     assert calculator("6 * 7") == 42
+
+
+# -- bounded in time and memory ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "reason"),
+    [
+        # round() with negative digits computes 10**-digits first.
+        ("round(5, -10**8)", "round() takes digits between -4000 and 4000"),
+        ("round(5.5, 10**8)", "round() takes digits between -4000 and 4000"),
+        ("round(2**9000, -(10**9))", "round() takes digits between -4000 and 4000"),
+        # Powers, however spelled or nested.
+        ("10**10**10", "more than about 3,000 digits"),
+        ("(10**10)**(10**10)", "more than about 3,000 digits"),
+        ("2 ** 2 ** 2 ** 2 ** 2 ** 2", "more than about 3,000 digits"),
+        ("(-3) ** 10**9", "more than about 3,000 digits"),
+        ("10 ** (2**9000)", "more than about 3,000 digits"),
+        ("2.0 ** 10**9", "too large for a floating-point number"),
+        ("1.5 ** (2**9000)", "too large for a floating-point number"),
+        ("(2**9000) ** 0.5", "too large for a floating-point number"),
+        # Products stay bounded step by step.
+        ("(2**9000) * (2**9000) * (2**9000)", "more than about 3,000 digits"),
+        # Operations and functions whose cost explodes are not offered at all.
+        ("1 << 10**9", "LShift is not allowed"),
+        ("factorial(10**7)", "calling 'factorial' is not allowed"),
+        ("comb(10**7, 5 * 10**6)", "calling 'comb' is not allowed"),
+        ("perm(10**7)", "calling 'perm' is not allowed"),
+        ("pow(10, 10**9)", "calling 'pow' is not allowed"),
+        ("str(10**3000)", "calling 'str' is not allowed"),
+        ("'9' * 10**9", "only real numbers are allowed"),
+        ("-" * 990 + "1", "nested too deeply"),
+    ],
+)
+def test_expressions_whose_cost_explodes_are_refused_at_once(expression: str, reason: str) -> None:
+    # In a child process: before these bounds, some ran for minutes inside C code.
+    outcome, message = in_child(lambda: evaluate(expression), timeout_s=5)
+    assert outcome == "raised"
+    assert message.startswith("ValueError") and reason in message
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("round(123456, -3)", 123000),
+        ("round(123456, -3000)", 0),
+        ("round(1.23456, 4000)", 1.23456),
+        ("(-1) ** 10**3000", 1),
+        ("1 ** 10**3000", 1),
+        ("0 ** 10**3000", 0),
+        ("2 ** -10**9", 0.0),
+    ],
+)
+def test_cheap_extremes_still_have_their_value(expression: str, expected: float) -> None:
+    outcome, value = in_child(lambda: evaluate(expression), timeout_s=5)
+    assert (outcome, value) == ("ok", repr(expected))
+
+
+def test_calculator_has_a_default_timeout() -> None:
+    assert calculator.timeout_s is not None and 0 < calculator.timeout_s <= 10

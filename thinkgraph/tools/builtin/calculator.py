@@ -3,8 +3,14 @@
 Only numbers, the operators + - * / // % **, unary + and -, parentheses, the constants
 `pi` and `e` and a few math functions are accepted; anything else (names, attributes,
 other calls, strings, comparisons) is refused with a message saying what is allowed.
-Sizes are bounded before computing, so `9**9**9` is refused at once instead of running
-for hours: that bound is also why the tool needs no timeout thread.
+
+Every step costs little, whatever the expression: each integer result is bounded
+(`MAX_INT_BITS`), a power is refused *before* computing when its result would pass that
+bound (`9**9**9`, `10**10**10`), and `round()` takes at most `MAX_ROUND_DIGITS` digits
+either way (`round(5, -10**8)` would compute 10**100000000 first). Nothing else that grows
+fast (shifts, factorial, comb, perm, pow(), strings, str()) is offered at all. These bounds
+are what keep the tool quick: a huge integer operation runs in C holding the GIL, where no
+timeout can stop it. The tool's timeout (`CALCULATOR_TIMEOUT_S`) is a second line only.
 """
 
 from __future__ import annotations
@@ -17,7 +23,14 @@ from typing import Any, TypeAlias
 
 from thinkgraph.tools.function import tool
 
-__all__ = ["calculator", "evaluate"]
+__all__ = [
+    "CALCULATOR_TIMEOUT_S",
+    "MAX_INT_BITS",
+    "MAX_LENGTH",
+    "MAX_ROUND_DIGITS",
+    "calculator",
+    "evaluate",
+]
 
 Number: TypeAlias = int | float
 
@@ -25,26 +38,52 @@ MAX_LENGTH = 1000
 """Longest expression accepted, in characters."""
 MAX_INT_BITS = 10_000
 """Largest integer result, in bits (about 3,000 decimal digits)."""
+MAX_ROUND_DIGITS = 4000
+"""The most digits `round(x, digits)` takes, either way (numbers have at most ~3,000)."""
+CALCULATOR_TIMEOUT_S = 5.0
+"""The calculator tool's timeout: the size bounds keep every call far below it."""
+
+
+_TOO_MANY_DIGITS = "the result of ** would have more than about 3,000 digits; use smaller numbers"
 
 
 def _power(base: Number, exponent: Number) -> Number:
-    # Refuse before computing: the size of base**exponent is known from the operands.
+    # Refuse before computing: the size of base**exponent is known from the operands. The
+    # exponent's own size is checked first, so exponent * log2(base) cannot overflow a float
+    # (whose error would blame floating point instead of the size).
     if (
         isinstance(base, int)
         and isinstance(exponent, int)
         and exponent > 0
         and abs(base) > 1
-        and exponent * math.log2(abs(base)) > MAX_INT_BITS
+        and (exponent > MAX_INT_BITS or exponent * math.log2(abs(base)) > MAX_INT_BITS)
     ):
-        raise ValueError(
-            "the result of ** would have more than about 3,000 digits; use smaller numbers"
-        )
+        raise ValueError(_TOO_MANY_DIGITS)
     result = base**exponent
     if isinstance(result, complex):
         raise ValueError(
             "the result is not a real number (a negative number to a fractional power)"
         )
     return result
+
+
+def _round(value: Number, digits: int | None = None) -> Number:
+    # round(int, -n) computes 10**n before anything else: bound n first.
+    if digits is not None:
+        if not isinstance(digits, int):
+            raise ValueError("round() takes a whole number of digits, e.g. round(x, 2)")
+        if abs(digits) > MAX_ROUND_DIGITS:
+            raise ValueError(
+                f"round() takes digits between -{MAX_ROUND_DIGITS} and {MAX_ROUND_DIGITS}, "
+                f"not {_shown(digits)}; pass digits in that range (a number rounded to more "
+                "digits than it has is 0 or itself)"
+            )
+        return round(value, digits)
+    return round(value)
+
+
+def _shown(value: int) -> str:
+    return repr(value) if value.bit_length() < 64 else "a number that large"
 
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Number]] = {
@@ -64,7 +103,7 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Number], int, int]] = {
     # name: (function, fewest arguments, most arguments)
     "sqrt": (math.sqrt, 1, 1),
     "abs": (abs, 1, 1),
-    "round": (round, 1, 2),
+    "round": (_round, 1, 2),
     "min": (lambda *xs: min(xs), 1, 100),
     "max": (lambda *xs: max(xs), 1, 100),
     "log": (math.log, 1, 2),
@@ -174,7 +213,7 @@ def _refusal(node: ast.AST) -> str:
     return f"{type(node).__name__} is not allowed; only {_ALLOWED} are allowed"
 
 
-@tool(timeout_s=None)  # sizes are bounded above, so the call is quick: no need for a thread
+@tool(timeout_s=CALCULATOR_TIMEOUT_S)
 def calculator(expression: str) -> Number:
     """Evaluate an arithmetic expression and return its value.
 
