@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -123,6 +126,95 @@ def test_a_symlink_leading_out_of_the_root_is_refused(root: Path) -> None:
 def test_a_symlink_that_stays_inside_the_root_is_followed(root: Path) -> None:
     (root / "alias.txt").symlink_to(root / "readme.txt")
     assert run(root, "read_file", path="alias.txt").output == "hello"
+
+
+def test_a_hard_link_to_a_file_outside_the_root_is_neither_read_nor_overwritten(
+    root: Path,
+) -> None:
+    # A hard link resolves inside the root yet is the very file outside it.
+    os.link(root.parent / "secret.txt", root / "linked.txt")
+    error = refused(run(root, "read_file", path="linked.txt"))
+    assert error == (
+        "PermissionError: 'linked.txt' has 2 hard links, so it may be a file outside the "
+        "files root; only files with one link are read or written"
+    )
+    error = refused(run(root, "write_file", writable=True, path="linked.txt", content="pwned"))
+    assert "'linked.txt' has 2 hard links" in error
+    assert (root.parent / "secret.txt").read_text() == "top secret"
+
+
+def test_a_named_pipe_is_refused_at_once_instead_of_blocking_a_thread(root: Path) -> None:
+    pipe = root / "pipe"
+    os.mkfifo(pipe)
+    read_file, _, write_file = files(root, writable=True)
+    outcomes: list[BaseException | object] = []
+
+    def read_and_write() -> None:
+        for tool, args in (
+            (read_file, {"path": "pipe"}),
+            (write_file, {"path": "pipe", "content": "x"}),
+        ):
+            try:
+                outcomes.append(tool.run(tool.args_model(**args), CTX))
+            except Exception as exc:
+                outcomes.append(exc)
+
+    worker = threading.Thread(target=read_and_write, daemon=True)
+    worker.start()
+    worker.join(timeout=2)
+    try:
+        assert not worker.is_alive(), "a tool blocked on the named pipe"
+    finally:
+        _unblock(pipe, worker)
+    expected = "'pipe' is a named pipe, not a regular file; only regular files are read or written"
+    assert [f"{type(o).__name__}: {o}" for o in outcomes] == [f"PermissionError: {expected}"] * 2
+
+
+def _unblock(pipe: Path, worker: threading.Thread) -> None:
+    """Open the other end of a pipe a stuck thread waits on, so the thread can end."""
+    for flags in (os.O_WRONLY | os.O_NONBLOCK, os.O_RDONLY | os.O_NONBLOCK):
+        if not worker.is_alive():
+            return
+        with contextlib.suppress(OSError):
+            os.close(os.open(pipe, flags))
+        worker.join(timeout=1)
+
+
+def test_other_special_files_are_refused(root: Path) -> None:
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(root / "sock"))
+        error = refused(run(root, "read_file", path="sock"))
+    finally:
+        server.close()
+    assert error.startswith("PermissionError: 'sock' is a socket, not a regular file")
+
+
+def test_a_refused_write_leaves_the_file_as_it_was(root: Path) -> None:
+    # The check comes before any change: the old code truncated first, then wrote.
+    os.link(root / "readme.txt", root / "second-name.txt")
+    refused(run(root, "write_file", writable=True, path="readme.txt", content="new"))
+    assert (root / "readme.txt").read_text() == "hello"
+
+
+def test_the_opened_file_is_checked_not_just_the_path(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As if the file were swapped for a hard link between the path check and the open:
+    # the path looks like a plain file, the descriptor tells the truth.
+    os.link(root.parent / "secret.txt", root / "linked.txt")
+    real_stat = os.stat
+    plain = real_stat(root / "readme.txt")
+
+    def stat_before_the_swap(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        return plain if str(path).endswith("linked.txt") else real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", stat_before_the_swap)
+    assert "has 2 hard links" in refused(run(root, "read_file", path="linked.txt"))
+    write = run(root, "write_file", writable=True, path="linked.txt", content="pwned")
+    assert "has 2 hard links" in refused(write)
+    monkeypatch.undo()
+    assert (root.parent / "secret.txt").read_text() == "top secret"
 
 
 def test_a_read_only_set_has_no_write_tool(root: Path) -> None:

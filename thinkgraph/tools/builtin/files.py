@@ -4,9 +4,16 @@ Every path the model gives is taken relative to the root and resolved with
 `Path.resolve()`, which follows symlinks and collapses `..`; the result must still lie
 inside the root. So `../secret`, `/etc/passwd` and a symlink pointing out of the root are
 all refused with an observation that says why, while `notes/../todo.txt` (which stays
-inside) is fine. Files are then opened with `O_NOFOLLOW` where the platform has it, so a
-file swapped for a symlink between the check and the open is refused too. A directory
-swapped for a symlink in that instant is not caught: keep other writers out of the root.
+inside) is fine.
+
+Only regular files with exactly one link are read or written. A hard link resolves inside
+the root yet *is* the file it links to, wherever that is, so a file with more than one
+link is refused; so are named pipes (reading one would block its thread for good),
+sockets and devices. The check is made on the file actually opened (`fstat` of the
+descriptor, opened with `O_NOFOLLOW` and `O_NONBLOCK`), so a file swapped for a symlink,
+a pipe or a link between a check and the open is refused too, and a write checks before
+it changes anything (it truncates only after the check). A directory swapped for a
+symlink in that instant is not caught: keep other writers out of the root.
 
 Example:
     >>> from thinkgraph import Agent
@@ -15,7 +22,9 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,6 +36,15 @@ from thinkgraph.tools.base import Tool, ToolContext, ToolKind
 __all__ = ["FileRoot", "ListFilesTool", "ReadFileTool", "WriteFileTool", "files"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a named pipe must not wait for a writer
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
 
 
 class FileRoot:
@@ -65,6 +83,53 @@ class FileRoot:
         """`target` as the model should write it: relative to the root, '/'-separated."""
         relative = target.relative_to(self.path).as_posix()
         return relative if relative != "." else "."
+
+    def open_file(self, target: Path, flags: int) -> int:
+        """Open `target` (a path from `resolve`) and return the descriptor, if it is safe.
+
+        The descriptor is checked, not the path: it must be a regular file with one link
+        (see the module docstring). A write must not pass `O_TRUNC`: truncate after this.
+
+        Raises:
+            PermissionError: a special file or a file with more than one link.
+            FileNotFoundError: (reading) there is no such file.
+        """
+        shown = self.show(target)
+        try:
+            # Refuse what is visibly wrong before opening: opening a device may do something.
+            _check_file(os.stat(target), shown)
+        except FileNotFoundError:
+            if not flags & os.O_CREAT:
+                raise FileNotFoundError(f"{shown!r} does not exist under the files root") from None
+        try:
+            fd = os.open(target, flags | _NOFOLLOW | _NONBLOCK, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # a socket, or a pipe opened to write with no reader
+                _check_file(os.stat(target), shown)
+            raise
+        try:
+            _check_file(os.fstat(fd), shown)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+
+def _check_file(status: os.stat_result, shown: str) -> None:
+    """Refuse anything but a regular file with exactly one link."""
+    mode = status.st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{shown!r} is a directory; give a file path (list it to look in)")
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+        raise PermissionError(
+            f"{shown!r} is {kind}, not a regular file; only regular files are read or written"
+        )
+    if status.st_nlink != 1:
+        raise PermissionError(
+            f"{shown!r} has {status.st_nlink} hard links, so it may be a file outside the "
+            "files root; only files with one link are read or written"
+        )
 
 
 class _ReadArgs(BaseModel):
@@ -130,11 +195,7 @@ class ReadFileTool(_FileTool):
         a = cast(_ReadArgs, args)
         target = self.root.resolve(a.path)
         shown = self.root.show(target)
-        if target.is_dir():
-            raise IsADirectoryError(f"{shown!r} is a directory; list it with the list tool")
-        if not target.exists():
-            raise FileNotFoundError(f"{shown!r} does not exist under the files root")
-        fd = os.open(target, os.O_RDONLY | _NOFOLLOW)
+        fd = self.root.open_file(target, os.O_RDONLY)
         with os.fdopen(fd, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             f.seek(a.offset)
@@ -207,8 +268,10 @@ class WriteFileTool(_FileTool):
             raise IsADirectoryError(f"{shown!r} is a directory; give a file path")
         target.parent.mkdir(parents=True, exist_ok=True)
         data = a.content.encode("utf-8")
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644)
+        # No O_TRUNC: the file is emptied only once the opened file has passed the checks.
+        fd = self.root.open_file(target, os.O_WRONLY | os.O_CREAT)
         with os.fdopen(fd, "wb") as f:
+            f.truncate(0)
             f.write(data)
         return f"wrote {len(data)} bytes to {shown!r}"
 
