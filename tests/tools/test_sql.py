@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from thinkgraph import Agent, ScriptedModel
 from thinkgraph.errors import ToolDefinitionError
 from thinkgraph.state import ToolCall, ToolResultStep
 from thinkgraph.tools import ToolContext, ToolRegistry, execute_call
@@ -208,3 +210,62 @@ def test_a_file_that_is_not_sqlite_is_a_definition_error(tmp_path: Path) -> None
 def test_max_rows_below_one_is_a_definition_error(db: Path) -> None:
     with pytest.raises(ToolDefinitionError, match="max_rows is 0; use 1 or more"):
         sql_query(db, max_rows=0)
+
+
+# -- bounded in bytes ---------------------------------------------------------------------
+
+# Six rows from a CTE, for queries that make big values.
+SIX = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6) "
+
+
+def test_a_long_cell_is_cut_with_a_marker_saying_how_big_it_was(db: Path) -> None:
+    result = query(sql_query(db), "SELECT hex(zeroblob(400000)) AS h, 'short' AS s")
+    assert result.ok is True
+    ((cell, short),) = result.output["rows"]
+    assert short == "short"
+    assert cell.startswith("0000") and cell.endswith("…[truncated, 800 KB]")
+    assert len(cell) < 10_100
+
+
+def test_sqlite_itself_refuses_a_giant_value(db: Path) -> None:
+    result = query(sql_query(db), "SELECT hex(randomblob(10000000)) LIMIT 6")
+    assert (result.ok, result.error_kind) == (False, "exception")
+    assert result.error is not None and result.error.startswith(
+        "ValueError: a value the query reads or makes is larger than 10 MB"
+    )
+
+
+def test_rows_are_cut_when_the_result_grows_past_its_byte_limit(db: Path) -> None:
+    result = query(
+        sql_query(db), SIX + "SELECT i, hex(zeroblob(30000)), hex(zeroblob(30000)) FROM n"
+    )
+    assert result.ok is True
+    rows = result.output["rows"]
+    assert [row[0] for row in rows] == list(range(1, len(rows) + 1)) and len(rows) < 6
+    assert sum(len(str(cell)) for row in rows for cell in row) <= 100_000
+    assert result.output["truncated"] is True
+    assert "page with LIMIT and OFFSET" in result.output["note"]
+
+
+def test_the_checkpoint_of_a_run_stays_small_after_a_huge_query(db: Path, tmp_path: Path) -> None:
+    huge = SIX + "SELECT hex(randomblob(4900000)) FROM n LIMIT 6"  # 6 x 9.8 MB of text
+    giant = "SELECT hex(randomblob(10000000)) LIMIT 6"
+    model = ScriptedModel(
+        [
+            tool_call_text("sql_query", huge),
+            tool_call_text("sql_query", giant),
+            "Thought: done\nFinal Answer: ok",
+        ]
+    )
+    with Agent(model, [sql_query(db)], store=f"sqlite:///{tmp_path / 'runs.db'}") as agent:
+        result = agent.run("query")
+    steps = [s for s in result.chain if isinstance(s, ToolResultStep)]
+    assert [s.ok for s in steps] == [True, False]
+    sizes = [len(s.model_dump_json()) for s in steps]
+    assert max(sizes) < 110_000, sizes
+    assert (tmp_path / "runs.db").stat().st_size < 2_000_000
+    assert "…[truncated, 9.8 MB]" in steps[0].output["rows"][0][0]
+
+
+def tool_call_text(name: str, query_text: str) -> str:
+    return f"Thought: look\nAction: {name}\nAction Input: {json.dumps({'query': query_text})}"

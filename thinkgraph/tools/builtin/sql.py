@@ -5,6 +5,12 @@ covers: the first keyword must be a read (SELECT, WITH, EXPLAIN, VALUES, PRAGMA)
 clear refusal; an authorizer lets SQLite compile only reads, so `WITH x AS (...) DELETE`
 is refused too; the file is opened with `mode=ro`; and `PRAGMA query_only=ON` is set.
 SQLite itself refuses more than one statement per call.
+
+A result is bounded in size as well as in rows, because it is stored in the run's
+checkpoint: SQLite refuses any value over `MAX_VALUE_BYTES` (its own length limit, set on
+the connection), a text cell is cut at `max_cell_chars` with a marker saying how big it
+was, and rows stop once the cells passed `max_result_chars`. Rows are read one at a time,
+so a query never holds more than one row of values beyond what it returns.
 """
 
 from __future__ import annotations
@@ -21,7 +27,21 @@ from pydantic import BaseModel, ConfigDict, Field
 from thinkgraph.errors import ToolDefinitionError
 from thinkgraph.tools.base import Tool, ToolContext, ToolKind
 
-__all__ = ["READ_PRAGMAS", "SQLQueryTool", "sql_query"]
+__all__ = [
+    "MAX_CELL_CHARS",
+    "MAX_RESULT_CHARS",
+    "MAX_VALUE_BYTES",
+    "READ_PRAGMAS",
+    "SQLQueryTool",
+    "sql_query",
+]
+
+MAX_VALUE_BYTES = 10_000_000
+"""SQLite's length limit on the tool's connection: a longer string or blob is an error."""
+MAX_CELL_CHARS = 10_000
+"""Default most characters of one text cell in a result; the rest is cut, with a marker."""
+MAX_RESULT_CHARS = 100_000
+"""Default most characters of all cells of a result; rows past it are left out."""
 
 READ_PRAGMAS = frozenset(
     {
@@ -59,11 +79,27 @@ class SQLQueryTool(Tool):
 
     args_model = _QueryArgs
     kind: ToolKind = "database"
-    returns = '{"columns": [names], "rows": [[values], ...], "truncated": true if rows were cut}'
+    returns = (
+        '{"columns": [names], "rows": [[values], ...], "truncated": true if rows were cut, '
+        '"note": why, when rows were cut for size}'
+    )
 
-    def __init__(self, db_path: str | os.PathLike[str], *, max_rows: int, name: str) -> None:
-        if max_rows < 1:
-            raise ToolDefinitionError(f"max_rows is {max_rows}; use 1 or more")
+    def __init__(
+        self,
+        db_path: str | os.PathLike[str],
+        *,
+        max_rows: int,
+        name: str,
+        max_cell_chars: int = MAX_CELL_CHARS,
+        max_result_chars: int = MAX_RESULT_CHARS,
+    ) -> None:
+        for limit, value in (
+            ("max_rows", max_rows),
+            ("max_cell_chars", max_cell_chars),
+            ("max_result_chars", max_result_chars),
+        ):
+            if value < 1:
+                raise ToolDefinitionError(f"{limit} is {value}; use 1 or more")
         path = Path(db_path).resolve()
         if not path.is_file():
             raise ToolDefinitionError(
@@ -71,6 +107,8 @@ class SQLQueryTool(Tool):
             )
         self.name = name
         self.max_rows = max_rows
+        self.max_cell_chars = max_cell_chars
+        self.max_result_chars = max_result_chars
         # A URI so the file is opened read-only; as_uri() escapes spaces and '?' in paths.
         self._uri = path.as_uri() + "?mode=ro"
         self.description = _describe(path, max_rows, _read_schema(self._uri))
@@ -83,7 +121,7 @@ class SQLQueryTool(Tool):
         try:
             try:
                 cursor = conn.execute(query)
-                rows = cursor.fetchmany(self.max_rows + 1)
+                return self._read(cursor)
             except sqlite3.ProgrammingError as exc:
                 if "one statement" in str(exc):
                     raise ValueError(
@@ -92,18 +130,33 @@ class SQLQueryTool(Tool):
                 raise
             except sqlite3.DatabaseError as exc:
                 raise _explain(exc, self.timeout_s) from None
-            columns = [col[0] for col in cursor.description or ()]
-            return {
-                "columns": columns,
-                "rows": [[_cell(value) for value in row] for row in rows[: self.max_rows]],
-                "truncated": len(rows) > self.max_rows,
-            }
         finally:
             conn.close()
+
+    def _read(self, cursor: sqlite3.Cursor) -> dict[str, Any]:
+        """The result, row by row, each cell cut as it arrives, until a limit is reached."""
+        columns = [col[0] for col in cursor.description or ()]
+        rows: list[list[Any]] = []
+        size = 0
+        for row in cursor:
+            if len(rows) == self.max_rows:
+                return {"columns": columns, "rows": rows, "truncated": True}
+            cells = [_cell(value, self.max_cell_chars) for value in row]
+            size += sum(_size(cell) for cell in cells)
+            if size > self.max_result_chars:
+                note = (
+                    f"only the first {len(rows)} rows are shown: the result passed "
+                    f"{self.max_result_chars:,} characters; select fewer or shorter columns "
+                    "(substr), or page with LIMIT and OFFSET"
+                )
+                return {"columns": columns, "rows": rows, "truncated": True, "note": note}
+            rows.append(cells)
+        return {"columns": columns, "rows": rows, "truncated": False}
 
     def _connect(self) -> sqlite3.Connection:
         # A connection per call: cheap for SQLite, and safe whatever thread runs the tool.
         conn = sqlite3.connect(self._uri, uri=True)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         conn.execute("PRAGMA query_only=ON")
         conn.set_authorizer(_authorize)
         if self.timeout_s is not None:
@@ -115,7 +168,12 @@ class SQLQueryTool(Tool):
 
 
 def sql_query(
-    db_path: str | os.PathLike[str], *, max_rows: int = 100, name: str = "sql_query"
+    db_path: str | os.PathLike[str],
+    *,
+    max_rows: int = 100,
+    name: str = "sql_query",
+    max_cell_chars: int = MAX_CELL_CHARS,
+    max_result_chars: int = MAX_RESULT_CHARS,
 ) -> SQLQueryTool:
     """A tool that runs read-only SQL on the SQLite file at `db_path`.
 
@@ -131,11 +189,21 @@ def sql_query(
         db_path: the SQLite file; it must exist.
         max_rows: at most this many rows are returned; `truncated` says when there were more.
         name: the tool's name, to tell several databases apart.
+        max_cell_chars: a longer text cell is cut here, ending in "…[truncated, 9.9 MB]".
+        max_result_chars: rows stop once their cells hold this many characters; the
+            result then says so in "note". Results are stored in the run's checkpoint.
 
     Raises:
-        ToolDefinitionError: the file does not exist or is not a SQLite database.
+        ToolDefinitionError: the file does not exist, is not a SQLite database, or a
+            limit is below 1.
     """
-    return SQLQueryTool(db_path, max_rows=max_rows, name=name)
+    return SQLQueryTool(
+        db_path,
+        max_rows=max_rows,
+        name=name,
+        max_cell_chars=max_cell_chars,
+        max_result_chars=max_result_chars,
+    )
 
 
 def _read_schema(uri: str) -> list[str]:
@@ -207,9 +275,31 @@ def _explain(exc: sqlite3.DatabaseError, timeout_s: float | None) -> Exception:
         )
     if message == "interrupted":
         return ValueError(f"the query ran longer than {timeout_s} s and was stopped")
+    if message == "string or blob too big":
+        return ValueError(
+            f"a value the query reads or makes is larger than {_bytes(MAX_VALUE_BYTES)}, the "
+            "most this tool handles; leave that column out, or make smaller values"
+        )
     return exc
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: Any, max_chars: int) -> Any:
     # Blobs are not JSON and mean nothing to a model as bytes; say what is there instead.
-    return f"<blob, {len(value)} bytes>" if isinstance(value, bytes) else value
+    if isinstance(value, bytes):
+        return f"<blob, {len(value)} bytes>"
+    if isinstance(value, str) and len(value) > max_chars:
+        return f"{value[:max_chars]}…[truncated, {_bytes(len(value.encode('utf-8')))}]"
+    return value
+
+
+def _size(cell: Any) -> int:
+    return len(cell) if isinstance(cell, str) else 8
+
+
+def _bytes(count: int) -> str:
+    """A byte count for people: 812 bytes, 800 KB, 9.9 MB."""
+    if count < 1000:
+        return f"{count} bytes"
+    if count < 1_000_000:
+        return f"{count / 1000:.0f} KB"
+    return f"{count / 1_000_000:.1f} MB".replace(".0 MB", " MB")
