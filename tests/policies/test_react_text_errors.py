@@ -119,6 +119,14 @@ def test_random_replies_never_raise_and_stay_consistent() -> None:
         pytest.param("Thought: a\n" * 100_000 + "Final Answer: 4", id="many-thoughts"),
         pytest.param("*" * 200_000 + ":", id="many-stars"),
         pytest.param("Final Answer: " + "x" * 2_000_000, id="huge-answer"),
+        pytest.param("```\nThought: a\n" * 50_000 + "Final Answer: 4", id="many-fences"),
+        pytest.param("Action: x\nAction Input: " + "a=b, " * 100_000 + "!", id="many-pairs"),
+        pytest.param("Action: x\nAction Input: " + "**" * 100_000 + "{}", id="many-stars-input"),
+        pytest.param("Action: " + "[`*" * 100_000 + "x", id="many-decorations"),
+        pytest.param("Action: a" + " " * 100_000 + "x", id="spaces-inside-a-name"),
+        pytest.param("Action: a" + " (" * 100_000 + "x", id="many-descriptions"),
+        pytest.param("Action: x(" + "(" * 100_000 + ")", id="many-parentheses"),
+        pytest.param('Action: x\nAction Input: "' + "\\" * 100_000, id="many-backslashes"),
     ],
 )
 def test_hostile_replies_parse_quickly_without_raising(text: str) -> None:

@@ -76,10 +76,22 @@ INPUT_CASES = [
         'Action: calculator\n{"expression": "2+2"}', CALC, id="json-under-action-without-input-key"
     ),
     pytest.param("Action: clock\nAction Input: {}", Call("clock", {}), id="empty-json-object"),
-    pytest.param("Action: clock\nAction Input:", Call("clock", {}), id="empty-input-is-empty-args"),
-    pytest.param("Action: clock", Call("clock", {}), id="missing-input-is-empty-args"),
+    # -- action input: none at all (a tool without arguments takes `{}`)
     pytest.param(
-        "Action: clock\nAction Input: ```\n```", Call("clock", {}), id="empty-fence-is-empty-args"
+        "Action: clock\nAction Input:",
+        Error("write Action Input: {}"),
+        id="empty-input-is-an-error",
+    ),
+    pytest.param("Action: clock", Error("write Action Input: {}"), id="missing-input-is-an-error"),
+    pytest.param(
+        "Action: clock\nAction Input: ```\n```",
+        Error("write Action Input: {}"),
+        id="empty-fence-is-an-error",
+    ),
+    pytest.param(
+        "Action: total\nAction Input: null",
+        Error("write Action Input: {}"),
+        id="json-null-is-no-input",
     ),
     # -- action input: not a JSON object
     pytest.param(
@@ -110,11 +122,8 @@ INPUT_CASES = [
     pytest.param("Action: double\nAction Input: 21", Call("double", raw="21"), id="number-input"),
     pytest.param(
         "Action: total\nAction Input: [1, 2, 3]",
-        Call("total", raw="[1, 2, 3]"),
-        id="json-array-input-kept-raw",
-    ),
-    pytest.param(
-        "Action: total\nAction Input: null", Call("total", raw="null"), id="json-null-kept-raw"
+        Error("was a list"),
+        id="json-array-input-is-an-error",
     ),
     pytest.param(
         "Action: python\nAction Input: ```python\nprint(1)\nprint(2)\n```",

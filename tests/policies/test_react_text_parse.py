@@ -176,7 +176,7 @@ CASES = [
     ),
     pytest.param(
         'Action: calculator\nObservation: 4\nAction Input: {"expression": "9"}',
-        Call("calculator", {}),
+        Error("no 'Action Input:' for 'calculator'"),
         id="input-after-observation-ignored",
     ),
     pytest.param(
@@ -203,7 +203,7 @@ CASES = [
     ),
     pytest.param(
         'Action: calculator\nAction: search\nAction Input: {"query": "x"}',
-        Call("calculator", {}),
+        Error("no 'Action Input:' for 'calculator'"),
         id="input-of-a-later-action-not-borrowed",
     ),
     # -- the final answer's extent

@@ -6,8 +6,12 @@ and everything else strictly:
 - A key is recognised only at the start of a line, in any case, possibly indented,
   bulleted (``- ``, ``* ``, ``1. ``, ``1) ``), a markdown heading, bold or italic
   (``**Action:**``, ``**Action**:``) and possibly numbered as in the ReAct paper
-  (``Thought 2:``). Keys: ``Thought``, ``Action``, ``Action Input``, ``Final Answer`` /
-  ``FINAL_ANSWER`` and ``Observation``.
+  (``Thought 2:``), followed by a colon or a full-width colon (``Action：``, common with
+  Chinese and Japanese models). Keys: ``Thought``, ``Action``, ``Action Input``,
+  ``Final Answer`` / ``FINAL_ANSWER`` and ``Observation``.
+- Keys inside a code fence are not keys: a final answer that shows the format in a fence
+  keeps the fence. Only when no Action or Final Answer stands outside fences are fenced
+  keys read (a model that fenced its whole reply).
 - Every key opens a section that runs to the next key (or the end of the reply). This one
   rule decides where a thought, an action input and a final answer end; a final answer is
   therefore cut at a later line-start key, so protocol lines the model kept writing after
@@ -21,44 +25,38 @@ and everything else strictly:
   is ignored: the model hallucinated the tool's result.
 - When a reply has both an Action and a Final Answer, the one that appears first wins;
   only the first Action is taken (ReAct runs one tool per reply).
-- The Action name is the first non-empty line after ``Action:``, without backticks,
-  quotes, bold or a trailing ``()``.
-- The Action Input is the section of the first ``Action Input:`` after the Action (or,
-  without that key, the lines under the Action line), taken out of a code fence or
-  backticks. Empty → ``args={}``. A JSON object → ``args``, ignoring any prose after it.
-  A JSON string alone → ``raw_args`` holds the decoded string. Anything else (``2+2``,
-  ``[1, 2]``, plain words) → ``raw_args`` holds the text as written. Text that starts
-  with ``{`` but is not valid JSON is an error naming the line and column.
+- The Action name is read by `thinkgraph.policies._react_name` (decorations dropped; call
+  syntax, placeholders and sentences are errors), the Action Input by
+  `thinkgraph.policies._react_input` (JSON object → args, text → raw_args). The input is
+  the section of the first ``Action Input:`` after the Action or, without that key, JSON
+  on the lines under the Action line; with neither it is missing, an error.
+- A reply with neither Action nor Final Answer is an error; LangChain's JSON-agent blob
+  (``{"action": …, "action_input": …}``) gets feedback that rewrites it in this format.
 - Anything that cannot be read becomes an error decision whose feedback says exactly
   what was wrong and shows the expected format. The parser never raises on a string.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from thinkgraph.policies._react_format import (
+    EXPECTED,
+    FINAL_FORMAT,
+    REPLY_FORMAT,
+    feedback,
+    json_agent_feedback,
+)
+from thinkgraph.policies._react_input import missing_input, read_input
+from thinkgraph.policies._react_name import read_action
 from thinkgraph.policies.base import Decision
 from thinkgraph.state import ToolCall
 
 __all__ = ["FINAL_FORMAT", "REPLY_FORMAT", "parse_react"]
-
-REPLY_FORMAT = (
-    "Thought: <your reasoning about what to do next>\n"
-    "Action: <the name of one tool>\n"
-    "Action Input: <the tool's arguments as one JSON object>"
-)
-"""The shape of a reply that calls a tool."""
-
-FINAL_FORMAT = "Thought: <your reasoning>\nFinal Answer: <your answer>"
-"""The shape of a reply that gives the final answer."""
-
-_EXPECTED = (
-    f"Reply in exactly this format:\n\n{REPLY_FORMAT}\n\n"
-    f"or, when you know the answer:\n\n{FINAL_FORMAT}"
-)
 
 # Possessive quantifiers (`*+`, `?+`) keep the match linear: a line of a million spaces
 # must not make the engine retry every split between the optional parts.
@@ -68,7 +66,7 @@ _KEY = re.compile(
     r"(?P<bold>\*{1,2}|_{1,2})?+[ \t]*+"  # opening bold / italic
     r"(?P<key>thought|action[ _]input|action|final[ _]answer|observation)"
     r"(?:[ \t]++\d{1,3})?+"  # "Thought 2:" as in the ReAct paper
-    r"[ \t]*+(?:\*{1,2}|_{1,2})?+[ \t]*+:"
+    r"[ \t]*+(?:\*{1,2}|_{1,2})?+[ \t]*+[:：]"
     # `**Action:**` closes the bold after the colon; only an opened bold may close, so
     # `Final Answer: **42**` keeps its own markup.
     r"(?(bold)(?:\*{1,2}|_{1,2})?+)",
@@ -77,9 +75,11 @@ _KEY = re.compile(
 
 _THINK_TAG = re.compile(r"<(/?)think(?:ing)?[ \t]*>", re.IGNORECASE)
 
-_NAME_WRAPPING = "`*\"' \t"
+_FENCE = re.compile(r"`{3,}")
 
-_FENCE_OPEN = re.compile(r"```(?:[A-Za-z][\w+.-]*(?=\s))?")
+_DECISIVE = ("action", "final_answer")
+
+_JSON_AGENT = re.compile(r"\{\s*\"action\"\s*:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,15 +91,6 @@ class _Section:
     start: int
     """Where the key's line starts; sections are compared by it."""
     text: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Input:
-    """An Action Input, read."""
-
-    args: dict[str, Any] | None = None
-    raw_args: str | None = None
-    error: str | None = None
 
 
 def parse_react(text: str) -> Decision:
@@ -119,18 +110,14 @@ def parse_react(text: str) -> Decision:
     """
     body, reasoning, unclosed = _strip_think(text if isinstance(text, str) else "")
     sections, preamble = _sections(body)
-    decisive = next((s for s in sections if s.key in ("action", "final_answer")), None)
+    decisive = next((s for s in sections if s.key in _DECISIVE), None)
     thought = _thought(sections, decisive, preamble, reasoning)
     if decisive is None:
         return _error(_no_decision_feedback(body, unclosed), thought)
     if decisive.key == "final_answer":
         answer = decisive.text.strip()
         if not answer:
-            return _error(
-                "Your 'Final Answer:' line was empty. Write the answer itself after "
-                f"'Final Answer:'.\n\n{_EXPECTED}",
-                thought,
-            )
+            return _error(_EMPTY_ANSWER, thought)
         return Decision(kind="final", thought=thought, answer=answer)
     return _action_decision(sections, decisive, thought)
 
@@ -168,18 +155,45 @@ def _strip_think(text: str) -> tuple[str, str, bool]:
 
 def _sections(body: str) -> tuple[list[_Section], str]:
     """Split the body at line-start keys; return the sections and the text before them."""
-    matches = list(_KEY.finditer(body))
+    matches = _keys(body)
     sections: list[_Section] = []
     seen_decision = False
     for i, m in enumerate(matches):
-        key = re.sub(r"[ _]+", "_", m.group("key").lower())
+        key = _key_name(m)
         if key == "observation" and seen_decision:
             break  # the model is writing the tool's result itself: ignore the rest
-        seen_decision = seen_decision or key in ("action", "final_answer")
+        seen_decision = seen_decision or key in _DECISIVE
         end = matches[i + 1].start() if i + 1 < len(matches) else len(body)
         sections.append(_Section(key, m.start(), body[m.end() : end]))
     preamble = body[: matches[0].start()] if matches else body
     return sections, preamble
+
+
+def _keys(body: str) -> list[re.Match[str]]:
+    """The line-start keys outside code fences, or all of them if none outside decides."""
+    matches = list(_KEY.finditer(body))
+    starts, ends = _fences(body)
+    outside = [m for m in matches if not _is_inside(m.start(), starts, ends)]
+    if any(_key_name(m) in _DECISIVE for m in outside):
+        return outside
+    return matches  # the model fenced its whole reply, or the Action in it
+
+
+def _key_name(match: re.Match[str]) -> str:
+    return re.sub(r"[ _]+", "_", match.group("key").lower())
+
+
+def _fences(body: str) -> tuple[list[int], list[int]]:
+    """Where each code fence opens and closes; a fence never closed hides nothing."""
+    runs = list(_FENCE.finditer(body))
+    pairs = zip(runs[0::2], runs[1::2], strict=False)
+    spans = [(opening.end(), closing.start()) for opening, closing in pairs]
+    return [start for start, _ in spans], [end for _, end in spans]
+
+
+def _is_inside(position: int, starts: list[int], ends: list[int]) -> bool:
+    i = bisect.bisect_right(starts, position) - 1
+    return i >= 0 and position < ends[i]
 
 
 def _thought(
@@ -203,88 +217,40 @@ def _thought(
 
 
 def _action_decision(sections: list[_Section], action: _Section, thought: str) -> Decision:
-    # The name may sit on the line under "Action:" (`**Action:**` then `calculator`).
-    first_line, _, rest = action.text.lstrip().partition("\n")
-    name = _clean_name(first_line)
-    if not name:
-        return _error(
-            "Your 'Action:' line had no tool name. Write the name of one tool after "
-            f"'Action:' and its arguments after 'Action Input:'.\n\n{_EXPECTED}",
-            thought,
-        )
-    input_text = _input_text(sections, action, rest)
-    read = _read_input(input_text)
+    read = read_action(action.text)
     if read.error is not None:
-        return _error(
-            f"Your 'Action Input:' for '{name}' is not valid JSON: {read.error}. "
-            "Write the arguments as one JSON object, with double-quoted keys and strings, "
-            f'e.g. Action Input: {{"name": "value"}}.\n\n{_EXPECTED}',
-            thought,
-        )
-    call = ToolCall(name=name, args=read.args, raw_args=read.raw_args)
+        return _error(read.error, thought)
+    input_text = _input_text(sections, action, read.rest)
+    if input_text is None:
+        return _error(missing_input(read.name), thought)
+    args = read_input(input_text, read.name)
+    if args.error is not None:
+        return _error(args.error, thought)
+    call = ToolCall(name=read.name, args=args.args, raw_args=args.raw_args)
     return Decision(kind="tool_calls", thought=thought, tool_calls=[call])
 
 
-def _clean_name(line: str) -> str:
-    """`calculator`, **calculator**, "calculator" or calculator() → calculator.
-
-    Underscores are kept: `_lookup` is a valid tool name more often than italic markup.
-    """
-    name = line.strip().rstrip(".:").strip(_NAME_WRAPPING).rstrip(".:")
-    if name.endswith("()"):
-        name = name[:-2].strip(_NAME_WRAPPING)
-    return name
-
-
-def _input_text(sections: list[_Section], action: _Section, rest: str) -> str:
-    """The first Action Input after the action, else the lines under the Action line."""
+def _input_text(sections: list[_Section], action: _Section, rest: str) -> str | None:
+    """The first Action Input after the action, else JSON under the Action line, else None."""
     after = [s for s in sections if s.start > action.start]
     for section in after:
         if section.key == "action_input":
             return section.text
-        if section.key in ("action", "final_answer"):
+        if section.key in _DECISIVE:
             break
-    # No "Action Input:" key: some models put the JSON on the lines under "Action:".
-    return rest
-
-
-def _read_input(text: str) -> _Input:
-    """Read an Action Input: a JSON object → args, anything else → raw_args."""
-    text = _unfence(text.strip())
-    if not text:
-        return _Input(args={})
-    try:
-        value, end = json.JSONDecoder().raw_decode(text)
-    except json.JSONDecodeError as exc:
-        if text.startswith("{"):
-            return _Input(error=f"{exc.msg} at line {exc.lineno}, column {exc.colno}")
-        return _Input(raw_args=text)
-    except RecursionError:  # absurdly deep nesting: not something a tool can use
-        return _Input(error="the JSON is nested too deeply")
-    if isinstance(value, dict):
-        return _Input(args=value)  # prose after the object is the model talking: ignore it
-    if isinstance(value, str) and not text[end:].strip():
-        return _Input(raw_args=value)
-    # A number, a list, or a value followed by more text (`2+2` decodes as 2): keep it all.
-    return _Input(raw_args=text)
-
-
-def _unfence(text: str) -> str:
-    """The contents of a ```fenced``` or `backticked` input, or the text unchanged."""
-    if text.startswith("```"):
-        opening = _FENCE_OPEN.match(text)
-        start = opening.end() if opening else 3
-        close = text.find("```", start)
-        return (text[start:] if close < 0 else text[start:close]).strip()
-    if len(text) >= 2 and text[0] == "`" and text[-1] == "`":
-        return text.strip("`").strip()
-    return text
+    # No "Action Input:" key: some models put the JSON on the lines under "Action:"; prose
+    # there is the model talking, not an input.
+    under = rest.strip()
+    return under if under.startswith(("{", "```")) else None
 
 
 # -- errors -------------------------------------------------------------------------------------
 
 
 def _no_decision_feedback(body: str, unclosed: bool) -> str:
+    blob = _json_agent_blob(body)
+    if blob is not None:
+        return json_agent_feedback(blob)
     if unclosed:
         what = (
             "Your reply ended inside an unclosed <think> block, so it had no 'Action:' "
@@ -294,8 +260,25 @@ def _no_decision_feedback(body: str, unclosed: bool) -> str:
         what = "Your reply was empty."
     else:
         what = "Your reply had no 'Action:' line and no 'Final Answer:' line."
-    return f"{what} {_EXPECTED}"
+    return f"{what} {EXPECTED}"
 
 
-def _error(feedback: str, thought: str) -> Decision:
-    return Decision(kind="error", thought=thought, error=feedback)
+def _json_agent_blob(body: str) -> dict[str, Any] | None:
+    """LangChain's JSON-agent blob in the reply, `{"action": …, "action_input": …}`."""
+    found = _JSON_AGENT.search(body)
+    if found is None:
+        return None
+    try:
+        value, _ = json.JSONDecoder(strict=False).raw_decode(body, found.start())
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+_EMPTY_ANSWER = feedback(
+    "Your 'Final Answer:' line was empty. Write the answer itself after 'Final Answer:'."
+)
+
+
+def _error(message: str, thought: str) -> Decision:
+    return Decision(kind="error", thought=thought, error=message)
