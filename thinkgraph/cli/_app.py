@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -57,12 +58,22 @@ app = typer.Typer(
     rich_markup_mode="markdown",
 )
 
+_STORE_NAMED: ContextVar[str] = ContextVar("thinkgraph_cli_store", default="")
+"""The --store the running command was given, so a store fault can name the store."""
+
+
+def _remember_store(value: str) -> str:
+    _STORE_NAMED.set(value)
+    return value
+
+
 StoreOpt = Annotated[
     str,
     typer.Option(
         "--store",
         envvar="THINKGRAPH_STORE",
         help="Where runs are kept: sqlite:///path.db, memory:// or postgresql://…",
+        callback=_remember_store,
     ),
 ]
 ModelOpt = Annotated[
@@ -220,7 +231,22 @@ def exit_for(result: Any, flags: Any = "") -> None:
 
 
 def guarded(fn: Callable[[], None]) -> None:
+    """Run a command's body; what it raises that the user can act on becomes one line.
+
+    That is a `ThinkgraphError`, or a fault of the store (damaged, full, unreachable: see
+    `storage_fault`) wherever in the command it surfaced. Anything else is a bug and keeps
+    its traceback.
+    """
+    from thinkgraph.storage.checkpointers import storage_fault
+
     try:
         fn()
-    except ThinkgraphError as exc:
-        fail(str(exc))
+    except (typer.Exit, typer.Abort):
+        raise  # the command has already said what it had to
+    except Exception as exc:
+        fault = storage_fault(exc, _STORE_NAMED.get() or default_store())
+        if fault is not None:
+            fail(str(fault))
+        if isinstance(exc, ThinkgraphError):
+            fail(str(exc))
+        raise

@@ -2,11 +2,14 @@
 
 Every backend is LangGraph's own saver. What this module adds is the tuning (WAL for
 SQLite), a serializer that revives only thinkgraph's own record types, and errors that say
-what to do when a store cannot be opened or holds something that is not ours.
+what to do when a store cannot be opened, holds something that is not ours, or fails under
+a command (`storage_fault`: damaged, full, unreachable).
 """
 
 from __future__ import annotations
 
+import sqlite3
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -29,7 +32,7 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.types import Send
 from pydantic import TypeAdapter
 
-from thinkgraph.errors import StorageError
+from thinkgraph.errors import StorageError, ThinkgraphError
 from thinkgraph.state import (
     STEP_TYPES,
     BaseStep,
@@ -50,6 +53,7 @@ __all__ = [
     "serializer",
     "sqlite_path",
     "steps_left_packed",
+    "storage_fault",
 ]
 
 DEFAULT_STORE = "sqlite:///.thinkgraph/runs.db"
@@ -325,6 +329,66 @@ def _open_postgres(url: str) -> BaseCheckpointSaver[Any]:
             "PostgreSQL stores need the postgres extra: pip install 'thinkgraph[postgres]'"
         ) from exc
     return open_postgres(url, serializer())
+
+
+def storage_fault(exc: BaseException, url: str | None) -> StorageError | None:
+    """The fault of the store at `url` behind `exc`, worded to say what to do; else None.
+
+    Looks through `exc` and what caused it for an error of the store's driver that is a
+    fault of the store, not of the code: a SQLite file that is damaged, not a database,
+    full or unreadable; a PostgreSQL server that cannot be reached, dropped the connection
+    or ran out of disk. Those reach the caller from anywhere (a LangGraph saver, a reader,
+    the job queue), so they are classified here, once, for every command. A thinkgraph
+    error other than a `StorageError` (a busy thread, say) already says what happened, so
+    what caused it is not looked at.
+
+    Args:
+        exc: what a command raised.
+        url: the store's URL, named in the message (without its password); None when not
+            known.
+    """
+    for cause in _causes(exc):
+        message = _fault_message(cause, url)
+        if message is not None:
+            return StorageError(message)
+    return None
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    pending = [exc]
+    while pending:
+        current = pending.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        if isinstance(current, ThinkgraphError) and not isinstance(current, StorageError):
+            continue
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        if current.__cause__ is not None:
+            pending.append(current.__cause__)
+        elif current.__context__ is not None and not current.__suppress_context__:
+            pending.append(current.__context__)
+
+
+def _fault_message(exc: BaseException, url: str | None) -> str | None:
+    if isinstance(exc, sqlite3.Error):
+        from thinkgraph.storage.sqlite import describe_fault
+
+        try:
+            path = sqlite_path(url) if url else None
+        except StorageError:
+            path = None
+        return describe_fault(exc, path)
+    # Only a program that imported psycopg can have an error of it to classify.
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None and isinstance(exc, psycopg.OperationalError):
+        from thinkgraph.storage.postgres import describe_fault as describe_postgres
+
+        return describe_postgres(exc, url if url and is_postgres_url(url) else None)
+    return None
 
 
 def close_checkpointer(saver: BaseCheckpointSaver[Any]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -23,9 +24,9 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from thinkgraph.errors import StorageError
-from thinkgraph.storage.sqlite import checkpoint_key, worth_keeping
+from thinkgraph.storage.sqlite import AGAIN, checkpoint_key, worth_keeping
 
-__all__ = ["PostgresStore", "open_postgres"]
+__all__ = ["PostgresStore", "describe_fault", "open_postgres", "shown_url"]
 
 _KEPT_DDL = """
 CREATE TABLE IF NOT EXISTS kept_snapshots (
@@ -116,8 +117,49 @@ def open_postgres(url: str, serde: Any) -> PostgresStore:
     try:
         conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
     except OperationalError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StorageError(f"cannot connect to {url}: {first}") from exc
+        raise StorageError(describe_fault(exc, url) or f"cannot connect to {url}: {exc}") from exc
     saver = PostgresStore(conn, serde=serde)  # type: ignore[arg-type]
     saver.setup()
     return saver
+
+
+# psycopg words a failed connect "connection failed: …" (older versions: "connection to
+# server at … failed"); a connection lost later says the server closed or ended it.
+_CONNECT_FAILED = ("connection failed", "connection to server")
+# SQLSTATEs of a connection the server refused or ended: connection exceptions (class 08),
+# too many connections, and the server shutting down or starting up.
+_CONNECTION_STATES = ("08", "53300", "57P01", "57P02", "57P03")
+_DISK_FULL = "53100"
+
+
+def describe_fault(exc: OperationalError, url: str | None) -> str | None:
+    """What an error of the PostgreSQL connection says about the store at `url`, and what
+    to do: it cannot be reached, the connection was lost, or the server's disk is full.
+    None for another error (a lock or statement timeout, a query the server cancelled):
+    the code that ran the query knows better what it means."""
+    state = exc.sqlstate
+    text = str(exc).strip()
+    first = text.splitlines()[0].strip() if text else type(exc).__name__
+    store = f"the PostgreSQL store at {shown_url(url)}" if url else "the PostgreSQL store"
+    if state == _DISK_FULL:
+        return f"{store} is full ({first}); free disk space on the database server, then {AGAIN}"
+    if state is not None and not state.startswith(_CONNECTION_STATES):
+        return None
+    if first.startswith(_CONNECT_FAILED) or state in ("53300", "57P03"):
+        return (
+            f"cannot connect to {store} ({first}); check that the server is running and the "
+            "URL is right"
+        )
+    return (
+        f"lost the connection to {store} ({first}); check that the server is running and "
+        f"reachable, then {AGAIN}"
+    )
+
+
+def shown_url(url: str) -> str:
+    """`url` as it may be printed: its password, if any, replaced by ***."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -36,7 +36,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from thinkgraph.errors import StorageError
 
-__all__ = ["CompactSqliteSaver", "open_sqlite"]
+__all__ = ["AGAIN", "CompactSqliteSaver", "describe_fault", "open_sqlite"]
 
 KEEP_MIN_SIZE = 256
 """The shortest chain (in steps) `keep_for_resume` stores: shorter ones replay quickly."""
@@ -309,6 +309,43 @@ def _loads_many(serde: Any, items: list[tuple[str, bytes]]) -> list[Any]:
     return [serde.loads_typed(item) for item in items]
 
 
+AGAIN = (
+    "run the command again (a run it stopped continues from its last checkpoint with "
+    "`thinkgraph resume THREAD`)"
+)
+"""How every transient store fault ends: what to do once the cause is fixed."""
+
+_FAULTS: dict[int, str] = {
+    sqlite3.SQLITE_CORRUPT: "{store} is damaged ({error}); restore it from a backup "
+    "or point --store at another file",
+    sqlite3.SQLITE_NOTADB: "cannot open {store}: it is not a SQLite database ({error}); "
+    "point --store at another file or move this one away",
+    sqlite3.SQLITE_FULL: "{store} is full ({error}); free some disk space, then " + AGAIN,
+    sqlite3.SQLITE_IOERR: "cannot read or write {store} ({error}); check the disk, then " + AGAIN,
+    sqlite3.SQLITE_CANTOPEN: "cannot open {store} ({error}); check that its folder "
+    "exists and is writable, or point --store at another file",
+    sqlite3.SQLITE_READONLY: "cannot write to {store} ({error}); make the file and "
+    "its folder writable, or point --store at another file",
+    sqlite3.SQLITE_PERM: "cannot write to {store} ({error}); make the file and its "
+    "folder writable, or point --store at another file",
+    sqlite3.SQLITE_BUSY: "{store} is locked by another process ({error}); wait for "
+    "it to finish, then " + AGAIN,
+    sqlite3.SQLITE_LOCKED: "{store} is locked by another process ({error}); wait "
+    "for it to finish, then " + AGAIN,
+}
+
+
+def describe_fault(exc: sqlite3.Error, path: Path | None) -> str | None:
+    """What a SQLite error says about the store at `path`, and what to do; None for an error
+    that is not a fault of the store (a bug in a query, a closed connection)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    template = _FAULTS.get(code & 0xFF) if isinstance(code, int) else None
+    if template is None:
+        return None
+    store = f"the store {path}" if path is not None else "the store"
+    return template.format(store=store, error=exc)
+
+
 def open_sqlite(path: Path, serde: Any) -> CompactSqliteSaver:
     """Open (creating if need be) the SQLite store at `path`, tuned and set up."""
     try:
@@ -324,7 +361,8 @@ def open_sqlite(path: Path, serde: Any) -> CompactSqliteSaver:
         }
     except sqlite3.DatabaseError as exc:
         raise StorageError(
-            f"cannot open {path} as a thinkgraph store ({exc}); "
+            describe_fault(exc, path)
+            or f"cannot open {path} as a thinkgraph store ({exc}); "
             "point --store at another file or move this one away"
         ) from exc
     if tables and not tables >= REQUIRED_TABLES:
@@ -339,5 +377,7 @@ def open_sqlite(path: Path, serde: Any) -> CompactSqliteSaver:
         saver.setup()
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise StorageError(f"cannot set up {path} as a thinkgraph store: {exc}") from exc
+        raise StorageError(
+            describe_fault(exc, path) or f"cannot set up {path} as a thinkgraph store: {exc}"
+        ) from exc
     return saver
