@@ -241,7 +241,8 @@ Action: <the name of one tool>
 Action Input: <the tool's arguments as one JSON object>
 
 Then stop: the tool's result comes back to you as "Observation: ...". \
-Never write "Observation:" yourself. Use one tool per reply.
+Never write "Observation:" yourself. Use one tool per reply, and write \
+Action Input: {} for a tool without arguments.
 
 When you know the answer, reply in exactly this format:
 

@@ -45,7 +45,8 @@ _WITH_TOOLS = (
     "{intro} You can use these tools:\n\n{tools}\n\n"
     "To use a tool, reply in exactly this format:\n\n{reply}\n\n"
     'Then stop: the tool\'s result comes back to you as "Observation: ...". '
-    'Never write "Observation:" yourself. Use one tool per reply.\n\n'
+    'Never write "Observation:" yourself. Use one tool per reply, and write '
+    "Action Input: {{}} for a tool without arguments.\n\n"
     "When you know the answer, reply in exactly this format:\n\n{final}"
 )
 _WITHOUT_TOOLS = (
