@@ -1,16 +1,12 @@
 """The HTTP surface: the routes through Starlette's test client, then a real server.
 
 The run needs approval for `publish`, so each test sees a run start, pause, get its
-answer over HTTP and finish, and the event stream follow it step by step.
+answer over HTTP and finish, and the event stream follow it step by step. The attacks
+from other sites are in test_cross_site.py, the bounds in test_limits.py.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,41 +16,11 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from tests.server.conftest import BASE
+from tests.server.support import REPLIES, TOOLS, Served, events
 from tests.support.browser import CHROMIUM, Browser
-from thinkgraph import Agent, ScriptedModel, StepLimits, tool
+from thinkgraph import Agent, ScriptedModel, tool
 from thinkgraph.server import build_app
-
-REPLIES = [
-    'Thought: add\nAction: add\nAction Input: {"a": 1, "b": 2}',
-    'Thought: publish\nAction: publish\nAction Input: {"report": "three"}',
-    "Thought: done\nFinal Answer: 3",
-]
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-@tool(requires_approval=True)
-def publish(report: str) -> str:
-    """Publish a report."""
-    return f"published {report}"
-
-
-TOOLS = [add, publish]
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    agent = Agent(
-        ScriptedModel(REPLIES), TOOLS, limits=StepLimits(max_steps=5),
-        store=f"sqlite:///{tmp_path / 'runs.db'}",
-    )  # fmt: skip
-    with agent, TestClient(build_app(agent, poll_s=0.05)) as test_client:
-        yield test_client
 
 
 def _wait_status(client: TestClient, thread: str, status: str) -> dict[str, Any]:
@@ -65,15 +31,6 @@ def _wait_status(client: TestClient, thread: str, status: str) -> dict[str, Any]
             return doc
         time.sleep(0.05)
     raise AssertionError(f"thread {thread} never became {status}")
-
-
-def _events(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
-    kind = ""
-    for line in lines:
-        if line.startswith("event: "):
-            kind = line[len("event: ") :]
-        elif line.startswith("data: "):
-            yield kind, json.loads(line[len("data: ") :])
 
 
 def test_a_run_starts_pauses_is_approved_and_ends_over_http(client: TestClient) -> None:
@@ -95,24 +52,25 @@ def test_a_run_starts_pauses_is_approved_and_ends_over_http(client: TestClient) 
     assert [s["type"] for s in done["steps"]][-3:] == ["llm_call", "thought", "final"]
 
 
-def test_the_event_stream_follows_a_run_to_its_end(client: TestClient) -> None:
+def test_the_event_stream_follows_a_run_to_its_pause_then_to_its_end(
+    client: TestClient,
+) -> None:
     client.post("/runs", json={"task": "add then publish", "thread_id": "h2"})
-    seen: list[tuple[str, Any]] = []
     with client.stream("GET", "/runs/h2/events") as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
-        for kind, data in _events(stream.iter_lines()):
-            seen.append((kind, data))
-            if kind == "status" and data["status"] == "paused":
-                call_id = data["pending"][0]["call_id"]
-                answer = {"decisions": {call_id: {"action": "approve"}}}
-                assert client.post("/runs/h2/resume", json=answer).status_code == 202
-            if kind == "end":
-                break
-    numbers = [data["number"] for kind, data in seen if kind == "step"]
-    assert numbers == list(range(len(numbers))) and len(numbers) >= 14  # each step once
-    statuses = [data["status"] for kind, data in seen if kind == "status"]
-    assert "paused" in statuses and statuses[-1] == "done"
-    assert seen[-1] == ("end", seen[-2][1])
+        paused = list(events(stream.iter_lines()))  # it ends at the pause
+    assert paused[-1][0] == "status" and paused[-1][1]["status"] == "paused"
+    call_id = paused[-1][1]["pending"][0]["call_id"]
+    answer = {"decisions": {call_id: {"action": "approve"}}}
+    assert client.post("/runs/h2/resume", json=answer).status_code == 202
+    with client.stream("GET", "/runs/h2/events") as stream:
+        ended = list(events(stream.iter_lines()))  # opened again once answered
+    for seen in (paused, ended):
+        numbers = [data["number"] for kind, data in seen if kind == "step"]
+        assert numbers == list(range(len(numbers)))  # each step once, in order
+    assert len(numbers) >= 14
+    statuses = [data["status"] for kind, data in ended if kind == "status"]
+    assert statuses[-1] == "done" and ended[-1] == ("end", ended[-2][1])
 
 
 @pytest.mark.parametrize(
@@ -139,7 +97,8 @@ def test_a_thread_cannot_be_started_twice_or_answered_when_running(client: TestC
     again = client.post("/runs", json={"task": "again", "thread_id": "h3"})
     assert again.status_code == 409 and "already holds a run" in again.json()["error"]
     _wait_status(client, "h3", "paused")
-    not_json = client.post("/runs/h3/resume", content=b"{oops", headers={"content-type": "x"})
+    typed = {"content-type": "application/json"}
+    not_json = client.post("/runs/h3/resume", content=b"{oops", headers=typed)
     assert not_json.status_code == 400 and "not JSON" in not_json.json()["error"]
 
 
@@ -154,40 +113,20 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 """The served tests run with a token, as a server reachable by others would."""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[str]:
-    """`thinkgraph serve` in a child process, with this module's tools and replies."""
-    script = tmp_path / "replies.json"
-    script.write_text(json.dumps(REPLIES))
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "THINKGRAPH_TOKEN": TOKEN}
-    command = [
-        str(Path(sys.executable).parent / "thinkgraph"), "serve", "--port", str(port),
-        "--tools", "tests.server.test_server:TOOLS", "--script", str(script),
-        "--store", f"sqlite:///{tmp_path / 'runs.db'}",
-    ]  # fmt: skip
-    server = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    url = f"http://127.0.0.1:{port}"
+    """`thinkgraph serve` in a child process, with the tests' tools and replies."""
+    server = Served(tmp_path, token=TOKEN)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(url + "/runs", timeout=1, headers=AUTH)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        yield url
+        yield server.url
     finally:
-        server.terminate()
-        server.communicate(timeout=30)
+        server.stop()
+
+
+def _follow(url: str, thread: str) -> list[tuple[str, Any]]:
+    """The events of `thread` until its stream ends (at a pause or at the end)."""
+    with httpx.stream("GET", f"{url}/runs/{thread}/events", timeout=30, headers=AUTH) as stream:
+        return list(events(stream.iter_lines()))
 
 
 def test_thinkgraph_serve_runs_a_task_over_real_http(served: str) -> None:
@@ -197,19 +136,16 @@ def test_thinkgraph_serve_runs_a_task_over_real_http(served: str) -> None:
         served + "/runs", json={"task": "add then publish", "thread_id": "s1"}, headers=AUTH
     )
     assert started.status_code == 202
-    kinds: list[str] = []
-    with httpx.stream("GET", served + "/runs/s1/events", timeout=30, headers=AUTH) as stream:
-        for kind, data in _events(stream.iter_lines()):
-            kinds.append(kind)
-            if kind == "status" and data["status"] == "paused":
-                call_id = data["pending"][0]["call_id"]
-                answer = {"decisions": {call_id: {"action": "approve"}}}
-                resumed = httpx.post(served + "/runs/s1/resume", json=answer, headers=AUTH)
-                assert resumed.status_code == 202
-            if kind == "end":
-                assert data["status"] == "done" and data["answer"] == "3"
-                break
-    assert kinds.count("step") >= 14
+    paused = _follow(served, "s1")
+    kind, data = paused[-1]
+    assert kind == "status" and data["status"] == "paused"
+    answer = {"decisions": {data["pending"][0]["call_id"]: {"action": "approve"}}}
+    resumed = httpx.post(served + "/runs/s1/resume", json=answer, headers=AUTH)
+    assert resumed.status_code == 202
+    ended = _follow(served, "s1")
+    kind, data = ended[-1]
+    assert kind == "end" and data["status"] == "done" and data["answer"] == "3"
+    assert [k for k, _ in ended].count("step") >= 14
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
@@ -222,10 +158,15 @@ def test_the_live_page_shows_a_run_and_approves_it_in_a_real_browser(
         browser.open(served + f"/?token={TOKEN}#thread=b1")  # the cookie, then the page
         shown = browser.wait_for_text("waits for approval: publish")
         assert "#4 tool_result" in shown and "add → ok" in shown
+        deadline = time.monotonic() + 10  # the stream ended at the pause; no reconnecting
+        while browser.evaluate("source.readyState") != 2:  # EventSource.CLOSED
+            assert time.monotonic() < deadline, "the page keeps reconnecting to a paused run"
+            time.sleep(0.1)
         browser.evaluate("document.querySelector('#pending button').click()")  # Approve
         shown = browser.wait_for_text("answer: 3")
         assert "#9 human" in shown and "approve" in shown and "#14 final" in shown
         assert "waits for approval" not in shown
+        assert shown.count("#4 tool_result") == 1  # each step once, though streamed twice
     finally:
         browser.close()
     done = httpx.get(served + "/runs/b1", headers=AUTH).json()
@@ -244,11 +185,11 @@ def test_with_a_queue_the_server_hands_runs_to_workers(tmp_path: Path) -> None:
     def work() -> None:
         run_worker(agent, queue=queue, wait=False, install_signal_handlers=False)
 
-    with agent, TestClient(build_app(agent, queue=queue, poll_s=0.05)) as client:
+    with agent, TestClient(build_app(agent, queue=queue, poll_s=0.05), base_url=BASE) as client:
         started = client.post("/runs", json={"task": "add then publish", "thread_id": thread})
         assert started.status_code == 202 and started.json()["queue"] == queue
         with client.stream("GET", f"/runs/{thread}/events") as stream:
-            first = next(_events(stream.iter_lines()))
+            first = next(events(stream.iter_lines()))
         assert first == ("status", {"status": "queued"})
         work()
         paused = client.get(f"/runs/{thread}").json()
@@ -276,23 +217,23 @@ def test_a_start_that_waits_for_the_runner_streams_from_when_it_begins(tmp_path:
 
     replies = ['Thought: wait\nAction: slow\nAction Input: {"text": "x"}', "Final Answer: x"]
     agent = Agent(ScriptedModel(replies * 2), [slow], store=f"sqlite:///{tmp_path / 'r.db'}")
-    with agent, TestClient(build_app(agent, poll_s=0.05)) as client:
+    with agent, TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client:
         assert client.post("/runs", json={"task": "first", "thread_id": "w1"}).status_code == 202
         assert client.post("/runs", json={"task": "second", "thread_id": "w2"}).status_code == 202
         again = client.post("/runs", json={"task": "second", "thread_id": "w2"})
         assert again.status_code == 409  # its start waits, but it is taken
         with client.stream("GET", "/runs/w2/events") as stream:
-            events = _events(stream.iter_lines())
-            assert next(events) == ("status", {"status": "queued"})
+            received = events(stream.iter_lines())
+            assert next(received) == ("status", {"status": "queued"})
             release.set()  # the first run ends; the second starts
-            kinds = [kind for kind, _ in events]
+            kinds = [kind for kind, _ in received]
         assert kinds[0] == "step" and kinds[-1] == "end"
     assert agent.result("w2").answer == "x"
 
 
 def test_with_a_token_every_request_must_carry_it(tmp_path: Path) -> None:
     agent = Agent(ScriptedModel(REPLIES), TOOLS, store=f"sqlite:///{tmp_path / 'runs.db'}")
-    with agent, TestClient(build_app(agent, token="s3cret")) as client:
+    with agent, TestClient(build_app(agent, token="s3cret"), base_url=BASE) as client:
         refused = client.get("/runs")
         assert refused.status_code == 401 and "needs its token" in refused.json()["error"]
         assert client.get("/runs", headers={"Authorization": "Bearer wrong"}).status_code == 401
@@ -305,16 +246,6 @@ def test_with_a_token_every_request_must_carry_it(tmp_path: Path) -> None:
         assert client.get("/").status_code == 200  # the client kept the cookie
         started = client.post("/runs", json={"task": "add then publish", "thread_id": "a1"})
         assert started.status_code == 202
-
-
-def test_serve_refuses_another_host_without_a_token(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "THINKGRAPH_TOKEN"}
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "thinkgraph"), "serve", "--host", "0.0.0.0",
-         "--tools", "calculator", "--script", str(tmp_path / "r.json")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 2 and "set --token" in done.stderr
 
 
 def test_stopping_the_server_lets_the_run_in_progress_finish_and_drops_the_rest(
@@ -332,7 +263,7 @@ def test_stopping_the_server_lets_the_run_in_progress_finish_and_drops_the_rest(
 
     replies = ['Thought: wait\nAction: slow\nAction Input: {"text": "x"}', "Final Answer: x"]
     agent = Agent(ScriptedModel(replies * 2), [slow], store=f"sqlite:///{tmp_path / 's.db'}")
-    client = TestClient(build_app(agent, poll_s=0.05))
+    client = TestClient(build_app(agent, poll_s=0.05), base_url=BASE)
     client.__enter__()
     assert client.post("/runs", json={"task": "first", "thread_id": "going"}).status_code == 202
     assert client.post("/runs", json={"task": "later", "thread_id": "never"}).status_code == 202

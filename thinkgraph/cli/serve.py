@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Annotated
 
 import typer
@@ -19,9 +20,7 @@ from thinkgraph.cli.worker import (
 @app.command(rich_help_panel="Scale out")
 def serve(
     store: StoreOpt = "",
-    host: Annotated[str, typer.Option(help="Address to listen on (another needs --token).")] = (
-        "127.0.0.1"
-    ),
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
     queue: Annotated[
         str | None,
@@ -37,32 +36,80 @@ def serve(
         str | None,
         typer.Option(
             envvar="THINKGRAPH_TOKEN",
-            help="Require this token: 'Authorization: Bearer TOKEN', or open /?token=TOKEN.",
+            help="Require this token (default: a new random one, printed in the URL).",
         ),
+    ] = None,
+    no_token: Annotated[
+        bool,
+        typer.Option("--no-token", help="Require no token (only with a loopback --host)."),
+    ] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="Also answer to this Host name (NAME or NAME:PORT); repeatable.",
+        ),
+    ] = None,
+    max_body_bytes: Annotated[
+        int | None, typer.Option(min=1, help="The largest request body taken [default: 1 MiB].")
+    ] = None,
+    max_task_bytes: Annotated[
+        int | None, typer.Option(min=1, help="The largest task taken [default: 64 KiB].")
+    ] = None,
+    max_streams: Annotated[
+        int | None, typer.Option(min=0, help="The most event streams open at once [default: 32].")
     ] = None,
 ) -> None:
     """Serve runs over HTTP (start, watch live, approve, resume) with a page at /.
 
-    Runs go on in this process, one at a time, or with --queue on the workers. With
-    --token every request must carry it; without one the server stays on 127.0.0.1.
+    Runs go on in this process, one at a time, or with --queue on the workers. Every
+    request needs a token: a new one each start unless --token sets it; open the printed
+    URL. Requests must name this server as their Host, and changes must come from its
+    own page or a program.
     """
     try:
         import uvicorn
 
         from thinkgraph.server import build_app
+        from thinkgraph.server.guards import LOOPBACK
+        from thinkgraph.server.logs import redact_access_log
     except ImportError:
         fail("serve needs the server extra: pip install 'thinkgraph[server]'")
-    if not token and host not in ("127.0.0.1", "localhost", "::1"):
+    loopback = host.strip("[]").lower() in LOOPBACK
+    if no_token and token:
+        fail("give --token or --no-token, not both (THINKGRAPH_TOKEN sets --token)")
+    if no_token and not loopback:
         fail(
-            f"--host {host} lets others reach every run and approve its tool calls; set "
-            "--token (or THINKGRAPH_TOKEN), or keep --host 127.0.0.1"
+            f"--no-token is allowed only on 127.0.0.1, localhost or ::1, not --host {host}: "
+            "whoever reaches it could approve tool calls; drop --no-token (a token is made) "
+            "or set --token"
         )
+    secret = None if no_token else token or secrets.token_urlsafe(32)
     chosen, _ = agent_from_options(agent_spec, store, tools, model, api_base, script, max_steps)
+    shown = host if loopback else "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    shown = f"[{shown}]" if ":" in shown else shown
+    url = f"http://{shown}:{port}/"
+    if secret is None:
+        url += " without a token"
+    elif token:
+        url += " with your --token: open /?token=TOKEN once, or send 'Authorization: Bearer TOKEN'"
+    else:
+        url += f"?token={secret}"  # made here: this URL is the only way to learn it
 
     def go() -> None:
         with chosen:
-            typer.echo(f"serving on http://{host}:{port}/ (Ctrl+C stops)", err=True)
-            app = build_app(chosen, queue=queue, token=token or None)
-            uvicorn.run(app, host=host, port=port, log_level="info")
+            limits = {
+                "max_body_bytes": max_body_bytes, "max_task_bytes": max_task_bytes,
+                "max_streams": max_streams,
+            }  # fmt: skip
+            app = build_app(
+                chosen, queue=queue, token=secret, host=host, port=port or None,
+                allow_hosts=allow_host or (),
+                **{name: value for name, value in limits.items() if value is not None},
+            )  # fmt: skip
+            config = uvicorn.Config(app, host=host, port=port, log_level="info")
+            redact_access_log()  # after uvicorn set its logging up
+            typer.echo(f"serving on {url} (Ctrl+C stops)", err=True)
+            uvicorn.Server(config).run()
 
     guarded(go)

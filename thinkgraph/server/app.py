@@ -7,15 +7,22 @@
     POST /runs/{thread}/resume      {"decisions"?: {call_id: {"action": ...}}, "answer"?: ...}
     GET  /runs/{thread}/events      server-sent events: `step` (each step as it is stored),
                                     `status` (when status or what it waits for changes),
-                                    `end` (the run is done or failed)
+                                    `end` (the run is done or failed); a paused run's
+                                    stream ends after its `status` (open it again once
+                                    answered)
 
 Runs started here go on in the background, one at a time, in this process; with a
 `queue` they go to the workers instead (`thinkgraph worker`), which is how to scale. The
 events are read from the store, so a run advanced by a worker streams the same way.
 Answers are checked before anything runs, with the errors `Agent.resume` raises, turned
 into HTTP statuses: 404 no such run, 409 a conflict with the run's state, 422 an answer
-that does not fit. With a `token`, every request must carry it (`thinkgraph.server.auth`);
-without one, keep the server on localhost.
+that does not fit.
+
+In front of the routes, one ASGI middleware per rule, outermost first: the Host must be
+the server's own (`guards.HostGate`, 403); a change must come from its own page or a
+program, as JSON (`guards.SameOriginGate`, 403/415); the token, when there is one
+(`auth.TokenGate`, 401); bodies are bounded (`limits.BodyLimit`, 413); open event streams
+are capped (`limits.StreamCap`, 429). A task over `max_task_bytes` is refused here (413).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +53,8 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.server.auth import TokenGate
+from thinkgraph.server.guards import HostGate, SameOriginGate, server_hosts
+from thinkgraph.server.limits import BodyLimit, StreamCap
 from thinkgraph.server.page import PAGE
 
 if TYPE_CHECKING:
@@ -179,12 +188,26 @@ class _Runs:
         return {"thread_id": thread}
 
 
+MAX_BODY_BYTES = 1 << 20
+"""The default limit of a request body: 1 MiB."""
+MAX_TASK_BYTES = 64 << 10
+"""The default limit of a task (UTF-8): 64 KiB."""
+MAX_STREAMS = 32
+"""The default number of event streams open at once."""
+
+
 def build_app(
     agent: Agent,
     *,
     queue: str | None = None,
     poll_s: float = 0.3,
     token: str | None = None,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    allow_hosts: Iterable[str] = (),
+    max_body_bytes: int = MAX_BODY_BYTES,
+    max_task_bytes: int = MAX_TASK_BYTES,
+    max_streams: int = MAX_STREAMS,
 ) -> Starlette:
     """The HTTP app for `agent`'s runs.
 
@@ -194,6 +217,13 @@ def build_app(
             running them in this process.
         poll_s: how often the event stream looks at the store for new steps.
         token: require this shared token on every request (see `thinkgraph.server.auth`).
+        host: the address the server is bound to; requests must name it (or, bound to
+            loopback or every interface, localhost, 127.0.0.1 or [::1]) as their Host.
+        port: the port it is bound to, which the Host must carry; None: any port.
+        allow_hosts: more names the Host may be (``name`` for any port, ``name:port``).
+        max_body_bytes: the largest request body taken (413 past it).
+        max_task_bytes: the largest task taken, in UTF-8 bytes (413 past it).
+        max_streams: the most event streams open at once (429 past it).
     """
     _ = agent.graph  # open the store and compile now, not in two request threads at once
     runs = _Runs(agent, queue, poll_s)
@@ -216,6 +246,12 @@ def build_app(
         thread = body.get("thread_id") or uuid.uuid4().hex[:12]
         if not isinstance(task, str) or not task.strip():
             return _error('give the task as {"task": "what the agent should do"}', 400)
+        if len(task.encode()) > max_task_bytes:
+            message = (
+                f"the task is over this server's limit of {max_task_bytes} bytes; shorten "
+                "it (put long material in a file or a tool), or raise --max-task-bytes"
+            )
+            return _error(message, 413)
         if not isinstance(thread, str):
             return _error("thread_id must be a string", 400)
         try:
@@ -249,6 +285,7 @@ def build_app(
 
     async def events(request: Request) -> Response:
         thread = request.path_params["thread"]
+        answering = await run_in_threadpool(_answer_on_its_way, runs, thread)
         first: dict[str, Any] | None
         try:
             first = await run_in_threadpool(runs.document, thread)
@@ -259,7 +296,7 @@ def build_app(
         except ThinkgraphError as exc:
             return _failure(exc)
         return StreamingResponse(
-            _stream(request, runs, thread, first),
+            _stream(request, runs, thread, first, answering),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -284,8 +321,14 @@ def build_app(
         for thread in sorted(runs.waiting):
             logger.warning("thread %s was never started: the server stopped first", thread)
 
-    gate = [Middleware(TokenGate, token=token)] if token else []
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=gate)
+    middleware = [
+        Middleware(HostGate, hosts=server_hosts(host, port, allow_hosts)),
+        Middleware(SameOriginGate),
+        *([Middleware(TokenGate, token=token)] if token else []),
+        Middleware(BodyLimit, max_bytes=max_body_bytes),
+        Middleware(StreamCap, limit=max_streams),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.runs = runs
     return app
 
@@ -303,10 +346,29 @@ def _status(doc: dict[str, Any]) -> dict[str, Any]:
     return {k: doc.get(k) for k in keys}
 
 
+def _answer_on_its_way(runs: _Runs, thread: str) -> bool:
+    """Whether an answer to `thread`'s pause is being applied, here or by a worker."""
+    if thread in runs.resuming:
+        return True
+    if runs.jobs is None:
+        return False
+    from thinkgraph.worker import open_jobs
+
+    return any(job.action == "resume" for job in open_jobs(runs.jobs.url, thread))
+
+
 async def _stream(
-    request: Request, runs: _Runs, thread: str, doc: dict[str, Any] | None
+    request: Request,
+    runs: _Runs,
+    thread: str,
+    doc: dict[str, Any] | None,
+    answering: bool,
 ) -> AsyncIterator[str]:
-    """Steps as they are stored, then the end; the store is read every `poll_s` seconds."""
+    """Steps as they are stored, then the end; the store is read every `poll_s` seconds.
+
+    A paused run's stream ends once its status is sent, unless an answer to it was on
+    its way before the run was read (`answering`): nothing changes until one comes.
+    """
     sent = 0
     last: dict[str, Any] | None = None
     if doc is None:
@@ -331,7 +393,13 @@ async def _stream(
         if doc["status"] in ("done", "failed"):
             yield _event("end", status)
             return
+        if doc["status"] == "paused" and not answering:
+            return
         if await request.is_disconnected():
             return
         await asyncio.sleep(runs.poll_s)
+        # Asked before the read, so a pause read after an answer came is never taken for
+        # one still waiting; asked only while paused (with a queue it is a query).
+        paused = doc["status"] == "paused"
+        answering = paused and await run_in_threadpool(_answer_on_its_way, runs, thread)
         doc = await run_in_threadpool(runs.document, thread)

@@ -1,7 +1,10 @@
 """The page `thinkgraph serve` shows at /: start a task, pick a run, watch it, answer it.
 
 One self-contained HTML document (no external scripts or styles). Text from runs is set
-with `textContent`, never parsed as HTML.
+with `textContent`, never parsed as HTML. Every request it makes carries
+`Content-Type: application/json` (the server takes changes only as JSON). A paused run's
+event stream ends after its status: the page stops there, and follows the run again once
+it has sent an answer.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ PAGE = """<!doctype html>
 </div>
 <script>
 "use strict";
-let source = null;
+let source = null, shown = 0, lastStatus = "";
 const $ = (id) => document.getElementById(id);
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -112,7 +115,8 @@ function showPending(thread, status) {
 }
 async function answer(thread, decisions) {
   try { await call("POST", "/runs/" + encodeURIComponent(thread) + "/resume", {decisions}); }
-  catch (e) { alert(e.message); }
+  catch (e) { alert(e.message); return; }
+  watch(thread);  // its stream ended at the pause: follow the run again
 }
 function watch(thread) {
   if (source) source.close();
@@ -120,22 +124,29 @@ function watch(thread) {
     li.classList.toggle("on", li.dataset.thread === thread);
   $("title").textContent = "thread " + thread;
   $("steps").replaceChildren(); $("pending").replaceChildren(); $("status").textContent = "";
-  source = new EventSource("/runs/" + encodeURIComponent(thread) + "/events");
-  source.addEventListener("step", (e) => {
+  shown = 0; lastStatus = "";
+  const stream = new EventSource("/runs/" + encodeURIComponent(thread) + "/events");
+  source = stream;
+  // The server ends a paused run's stream; do not reconnect then (only after a drop).
+  stream.onerror = () => { if (lastStatus === "paused") stream.close(); };
+  stream.addEventListener("step", (e) => {
     const step = JSON.parse(e.data);
+    if (step.number < shown) return;  // sent again after a reconnect
+    shown = step.number + 1;
     const div = el("div", "step " + step.type);
     div.appendChild(el("span", "kind", "#" + step.number + " " + step.type));
     div.appendChild(document.createTextNode(describe(step)));
     $("steps").appendChild(div);
   });
-  source.addEventListener("status", (e) => {
+  stream.addEventListener("status", (e) => {
     const s = JSON.parse(e.data);
+    lastStatus = s.status;
     $("status").textContent = s.status + (s.stop_reason ? " (" + s.stop_reason + ")" : "")
       + (s.answer ? " · answer: " + s.answer : "");
     showPending(thread, s);
     listRuns();
   });
-  source.addEventListener("end", () => { source.close(); });
+  stream.addEventListener("end", () => { stream.close(); });
 }
 $("start").onsubmit = async (e) => {
   e.preventDefault();
