@@ -12,7 +12,7 @@ from typing import Final
 from langgraph.types import Send
 
 from thinkgraph.graphs import routing
-from thinkgraph.nodes.act import ActTask
+from thinkgraph.nodes.act import ActTask, time_left
 from thinkgraph.state import AgentState, Counters
 from thinkgraph.tools.cache import find_cached
 from thinkgraph.tools.registry import ToolRegistry
@@ -41,8 +41,9 @@ def _sends(
     hits = find_cached(tools, state["chain"], calls) if tools and tools.cache_ttls else {}
     sends = []
     first = len(state["chain"])
+    left = time_left(state)
     for offset, call in enumerate(calls):
-        task = ActTask(call=call, step=step, number=first + offset)
+        task = ActTask(call=call, step=step, number=first + offset, time_left_s=left)
         if call.id in hits:
             task["cached"] = hits[call.id]
         sends.append(Send(routing.ACT, task))

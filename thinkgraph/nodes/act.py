@@ -1,4 +1,12 @@
-"""act: run one approved tool call. The graph starts one act task per call (`Send`)."""
+"""act: run one approved tool call. The graph starts one act task per call (`Send`).
+
+A run's `StepLimits.timeout_s` bounds its tools too: the router that starts act puts the
+run's time left in each task (`time_left`), and the call gets no more than that; a call it
+stops becomes a "timeout" result, observe counts its time, and the router after observe
+sends the run to its forced answer. Time left is counted like the guard counts time
+(`Counters.elapsed_s`: time inside nodes, paused time excluded), so a run paused for
+approval still has, on resume, the time it had.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +16,12 @@ from langchain_core.runnables import RunnableConfig
 from typing_extensions import TypedDict
 
 from thinkgraph.nodes.deps import Deps
-from thinkgraph.state import ToolCall, ToolResultStep
+from thinkgraph.state import AgentState, Counters, ToolCall, ToolResultStep
 from thinkgraph.tools.base import ToolContext
 from thinkgraph.tools.cache import replay_cached
 from thinkgraph.tools.runner import execute_call
 
-__all__ = ["ActTask", "act", "tool_context"]
+__all__ = ["ActTask", "act", "time_left", "tool_context"]
 
 
 class ActTask(TypedDict):
@@ -29,6 +37,21 @@ class ActTask(TypedDict):
     cached: NotRequired[ToolResultStep | None]
     """An earlier result of an identical call within the tool's `cache_ttl_s`, found in the
     chain when the task was made (act never sees the chain): served instead of running."""
+    time_left_s: NotRequired[float | None]
+    """The run's time left when the round began (`time_left`): the call gets no more.
+    None or absent: the run has no time limit."""
+
+
+def time_left(state: AgentState) -> float | None:
+    """The run's time left for a round of calls: `timeout_s` minus the time counted so far.
+
+    None when the run has no time limit. A call re-run after a crash gets the same value
+    (it is stored with the task).
+    """
+    timeout = state["limits"].timeout_s
+    if timeout is None:
+        return None
+    return timeout - (state.get("counters") or Counters()).elapsed_s
 
 
 def tool_context(task: ActTask, config: RunnableConfig) -> ToolContext:
@@ -47,5 +70,5 @@ def act(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str, Any]:
     cached = task.get("cached")
     if cached is not None:
         return {"chain": [replay_cached(cached, task["call"], ctx)]}
-    result = execute_call(deps.tools, task["call"], ctx)
+    result = execute_call(deps.tools, task["call"], ctx, time_left_s=task.get("time_left_s"))
     return {"chain": [result.model_copy(update={"node": "act"})]}

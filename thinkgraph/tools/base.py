@@ -141,6 +141,12 @@ class Tool:
         """Run the tool from async code. By default `run` runs in a worker thread."""
         return await asyncio.wrap_future(submit_to_worker(self.run, args, ctx))
 
+    @property
+    def is_async(self) -> bool:
+        """Whether the tool's work is a coroutine (`arun` only), so a deadline can cancel it."""
+        cls = type(self)
+        return cls.run is Tool.run and cls.arun is not Tool.arun
+
     def needs_approval(self, args: dict[str, Any]) -> bool:
         """Whether a call with these arguments must be approved by a person first.
 

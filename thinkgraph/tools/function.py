@@ -97,6 +97,10 @@ class FunctionTool(Tool, Generic[P, R]):
             kwargs[self._ctx_param] = ctx
         return kwargs
 
+    @property
+    def is_async(self) -> bool:
+        return self._is_async
+
     def run(self, args: BaseModel, ctx: ToolContext) -> Any:
         if self._is_async:
             return run_coroutine(lambda: self.arun(args, ctx))

@@ -11,10 +11,14 @@ doubling pause. Invalid arguments are never retried (the same input fails the sa
 nor is a timeout (a timed-out sync tool may still be running, and a retry would run it
 twice at once).
 
-Timeouts: a sync tool with a `timeout_s` runs in a shared daemon worker thread and the
-caller stops waiting after `timeout_s`. A Python thread cannot be killed, so the tool
-itself runs on until it returns; its result is then dropped. An async tool run by
-`aexecute_call` is cancelled at the deadline.
+Timeouts: a call gets at most the tool's `timeout_s` and, when the run has a time limit,
+at most the run's time left (`time_left_s`, given by act); whichever is shorter is the
+call's deadline, and the error says which one stopped it. Retries never start past the
+run's deadline. A sync tool with a deadline runs in a shared daemon worker thread and the
+caller stops waiting at the deadline. A Python thread cannot be killed, so the tool itself
+runs on until it returns; its result is then dropped. An async tool is cancelled at the
+deadline, from `aexecute_call` and from `execute_call` alike (there it runs on its own
+loop in the worker thread, under the same deadline).
 
 A tool may return a `ToolOutput` to record model usage or a sub-agent's chain beside the
 value the model sees; the runner moves those into the `ToolResultStep`. While a tool runs,
@@ -50,13 +54,17 @@ class _TimedOut(Exception):
     """Internal: the tool did not finish in time (told apart from a TimeoutError it raised)."""
 
 
-def execute_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolResultStep:
+def execute_call(
+    registry: ToolRegistry, call: ToolCall, ctx: ToolContext, *, time_left_s: float | None = None
+) -> ToolResultStep:
     """Run one tool call from sync code. Never raises for a problem of the tool or model.
 
     Args:
         registry: the tools the model may call.
         call: the call the model proposed.
         ctx: the call's context, passed to the tool.
+        time_left_s: the run's time left (its `StepLimits.timeout_s` minus the time
+            counted so far); the call, retries included, gets no more. None: no run limit.
 
     Returns:
         The result: `ok=True` with the JSON-safe `output`, or `ok=False` with an `error`
@@ -68,16 +76,24 @@ def execute_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> To
     if isinstance(prepared, ToolResultStep):
         return prepared
     tool, args = prepared
+    clock = _Deadline(tool, started, time_left_s)
     error: Exception | None = None
     attempt = 0
     for attempt in range(1, max(tool.retries, 0) + 2):
         if attempt > 1:
-            time.sleep(_backoff(tool, attempt))
+            pause = _backoff(tool, attempt)
+            if not clock.fits(pause):
+                attempt -= 1
+                break
+            time.sleep(pause)
+        limit = clock.limit()
+        if attempt == 1 and limit is not None and limit <= 0:
+            return _timed_out(tool, call, ctx, started, 0, clock)  # the run is out of time
         try:
             with calling_registry(registry):
-                output = _invoke(tool, args, ctx)
+                output = _invoke(tool, args, ctx, limit)
         except _TimedOut:
-            return _timed_out(tool, call, ctx, started, attempt)
+            return _timed_out(tool, call, ctx, started, attempt, clock)
         except Exception as exc:
             error = exc
             continue
@@ -85,7 +101,9 @@ def execute_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> To
     return _failed(call, ctx, started, "exception", _describe(error), attempt)
 
 
-async def aexecute_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolResultStep:
+async def aexecute_call(
+    registry: ToolRegistry, call: ToolCall, ctx: ToolContext, *, time_left_s: float | None = None
+) -> ToolResultStep:
     """Run one tool call from async code; the same contract as `execute_call`.
 
     Async tools run on the caller's loop and are cancelled at their deadline; sync tools
@@ -96,16 +114,24 @@ async def aexecute_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext
     if isinstance(prepared, ToolResultStep):
         return prepared
     tool, args = prepared
+    clock = _Deadline(tool, started, time_left_s)
     error: Exception | None = None
     attempt = 0
     for attempt in range(1, max(tool.retries, 0) + 2):
         if attempt > 1:
-            await asyncio.sleep(_backoff(tool, attempt))
+            pause = _backoff(tool, attempt)
+            if not clock.fits(pause):
+                attempt -= 1
+                break
+            await asyncio.sleep(pause)
+        limit = clock.limit()
+        if attempt == 1 and limit is not None and limit <= 0:
+            return _timed_out(tool, call, ctx, started, 0, clock)  # the run is out of time
         try:
             with calling_registry(registry):
-                output = await _ainvoke(tool, args, ctx)
+                output = await _ainvoke(tool, args, ctx, limit)
         except _TimedOut:
-            return _timed_out(tool, call, ctx, started, attempt)
+            return _timed_out(tool, call, ctx, started, attempt, clock)
         except Exception as exc:
             error = exc
             continue
@@ -116,12 +142,39 @@ async def aexecute_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext
 # -- running --------------------------------------------------------------------------------
 
 
-def _invoke(tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
-    if tool.timeout_s is None:
+class _Deadline:
+    """When a call must end: the tool's own `timeout_s` per attempt, the run's for all."""
+
+    def __init__(self, tool: Tool, started: float, time_left_s: float | None) -> None:
+        self.tool_s = tool.timeout_s
+        self.time_left_s = time_left_s
+        self.run_ends = None if time_left_s is None else started + time_left_s
+        self.run_stopped = False
+        """Whether the run's time, not the tool's timeout, bounded the latest attempt."""
+
+    def limit(self) -> float | None:
+        """Seconds the next attempt may take; None for no limit."""
+        if self.run_ends is None:
+            return self.tool_s
+        left = self.run_ends - time.perf_counter()
+        self.run_stopped = self.tool_s is None or left < self.tool_s
+        return left if self.run_stopped else self.tool_s
+
+    def fits(self, pause: float) -> bool:
+        """Whether a retry after `pause` would still start within the run's time."""
+        return self.run_ends is None or time.perf_counter() + pause < self.run_ends
+
+
+def _invoke(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float | None) -> Any:
+    if limit is None:
         return tool.run(args, ctx)  # no deadline: no thread hop either
-    future = submit_to_worker(tool.run, args, ctx)
+    if tool.is_async:
+        # On its own loop in the worker, under the same deadline: cancelled, not orphaned.
+        future = submit_to_worker(_run_until, tool, args, ctx, limit)
+    else:
+        future = submit_to_worker(tool.run, args, ctx)
     try:
-        return future.result(timeout=tool.timeout_s)
+        return future.result(timeout=limit)
     except TimeoutError:
         if not future.done():
             future.cancel()  # stops it only if it has not started yet
@@ -130,10 +183,14 @@ def _invoke(tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
         return future.result()
 
 
-async def _ainvoke(tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
+def _run_until(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float) -> Any:
+    return asyncio.run(_ainvoke(tool, args, ctx, limit))
+
+
+async def _ainvoke(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float | None) -> Any:
     # asyncio.timeout rather than wait_for: `expired()` tells our deadline apart from a
     # TimeoutError raised inside the tool (a socket timeout, say), which is an exception.
-    scope = asyncio.timeout(tool.timeout_s)
+    scope = asyncio.timeout(limit)
     try:
         async with scope:
             return await tool.arun(args, ctx)
@@ -313,7 +370,19 @@ def _failed(
 
 
 def _timed_out(
-    tool: Tool, call: ToolCall, ctx: ToolContext, started: float, attempt: int
+    tool: Tool, call: ToolCall, ctx: ToolContext, started: float, attempt: int, clock: _Deadline
 ) -> ToolResultStep:
-    error = f"tool {tool.name!r} did not finish within {tool.timeout_s:g} s"
+    if not clock.run_stopped:
+        error = f"tool {tool.name!r} did not finish within {tool.timeout_s:g} s"
+    elif attempt == 0:
+        error = (
+            f"tool {tool.name!r} did not run: the run's time limit has run out; no more tool "
+            "calls can run: answer with what you have"
+        )
+    else:
+        error = (
+            f"tool {tool.name!r} was stopped: the run's time limit ran out while it ran (it "
+            f"had {clock.time_left_s:.1f} s left); no more tool calls can run: answer with "
+            "what you have"
+        )
     return _failed(call, ctx, started, "timeout", error, attempt)
