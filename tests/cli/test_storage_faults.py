@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from tests.conftest import POSTGRES_URL
 from thinkgraph.cli import app
@@ -32,7 +31,9 @@ COMMANDS = [
     ["runs"],
     ["history", "T"],
     ["pending", "T"],
+    ["draw", "--thread", "T"],
     ["approve", "T", "--script", "{script}"],
+    ["reject", "T", "--reason", "not now", "--script", "{script}"],
     ["resume", "T", "--script", "{script}", "--tools", "calculator"],
     ["fork", "T", "1f1e6f94-df08-63e5-8000-8c92b7143e2c", "--script", "{script}"],
     ["run", "again", "--script", "{script}", "--tools", "calculator", "--quiet"],
@@ -234,11 +235,11 @@ def test_a_lost_postgres_connection_is_one_line_on_every_command(
 
     def cut_off(url: str, serde: Any) -> Any:
         saver = opened(url, serde)  # connected; the server then ends the session
-        terminate(saver.conn.info.backend_pid)
+        terminate(saver.conn.info.backend_pid)  # type: ignore[union-attr]
         return saver
 
     monkeypatch.setattr(postgres_store, "open_postgres", cut_off)
-    for command in COMMANDS:
+    for command in [*COMMANDS, ["submit", "a task for the workers"]]:
         args = [thread if a == "T" else a for a in command]
         line = one_error_line(cli(args, POSTGRES_URL, script))
         assert line == LOST.format(url=POSTGRES_URL), command
