@@ -120,7 +120,9 @@ class Tool:
     sensitive: frozenset[str] = frozenset()
     """Argument names and top-level result keys shown as "***" in every chain view."""
     timeout_s: float | None = 30.0
-    """Give up waiting after this many seconds; None waits forever."""
+    """Give up waiting after this many seconds (30 by default, for `@tool` too); None turns
+    the tool's own limit off. A run's `StepLimits.timeout_s` bounds every call as well: a
+    call never gets more than the run's time left."""
     retries: int = 0
     """Extra attempts after the tool raised (never after invalid arguments or a timeout)."""
     retry_backoff_s: float = 0.5

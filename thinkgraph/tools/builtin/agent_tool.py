@@ -175,7 +175,8 @@ def agent_tool(
         max_depth: the deepest this tool may run, counting the root agent's delegates
             as depth 1; deeper calls are refused.
         timeout_s: stop waiting after this many seconds. None by default: the sub-agent's
-            own `StepLimits` bound its run, and a child given up on would run on unseen.
+            own `StepLimits` bound its run (give it a `timeout_s` there), and a child given
+            up on would run on unseen. The calling run's `timeout_s` still stops waiting.
 
     Raises:
         ToolDefinitionError: a bad name, an empty description or max_depth below 1.
