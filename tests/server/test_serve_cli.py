@@ -8,8 +8,10 @@ import subprocess
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.server.support import THINKGRAPH, Served
+from thinkgraph.server.logs import redact_query
 
 
 def test_serve_makes_a_token_and_prints_the_url_that_carries_it(tmp_path: Path) -> None:
@@ -75,3 +77,17 @@ def test_the_access_log_never_shows_a_token(tmp_path: Path) -> None:
     assert '"GET /?token=' in output  # the requests were logged, ...
     assert "s3cret-token" not in output and "wrong-guess" not in output  # ... their tokens not
     assert "&x=1" in output
+
+
+@pytest.mark.parametrize(
+    ("logged", "shown"),
+    [
+        ("/?token=abc", "/?token=***"),
+        ("/?%74oken=abc", "/?%74oken=***"),  # the server reads that name as token too
+        ("/runs?a=1&TOKEN=abc&b=2", "/runs?a=1&TOKEN=***&b=2"),
+        ("/runs?tokens=abc&mytoken=x", "/runs?tokens=abc&mytoken=x"),
+        ("/runs", "/runs"),
+    ],
+)
+def test_token_values_are_masked_in_a_logged_path(logged: str, shown: str) -> None:
+    assert redact_query(logged) == shown

@@ -71,7 +71,7 @@ def serve(
         import uvicorn
 
         from thinkgraph.server import build_app
-        from thinkgraph.server.guards import LOOPBACK
+        from thinkgraph.server.guards import LOOPBACK, server_hosts
         from thinkgraph.server.logs import redact_access_log
     except ImportError:
         fail("serve needs the server extra: pip install 'thinkgraph[server]'")
@@ -84,6 +84,10 @@ def serve(
             "whoever reaches it could approve tool calls; drop --no-token (a token is made) "
             "or set --token"
         )
+    try:
+        server_hosts(host, port, allow_host or ())
+    except ValueError as exc:
+        fail(f"--allow-host {exc}")
     secret = None if no_token else token or secrets.token_urlsafe(32)
     chosen, _ = agent_from_options(agent_spec, store, tools, model, api_base, script, max_steps)
     shown = host if loopback else "127.0.0.1" if host in ("0.0.0.0", "::") else host

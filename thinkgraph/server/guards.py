@@ -19,13 +19,13 @@ keeps the port, reads IPv6 literals, and answers like the rest of the API.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["LOOPBACK", "HostGate", "SameOriginGate", "refuse", "server_hosts"]
+__all__ = ["LOOPBACK", "Host", "HostGate", "SameOriginGate", "refuse", "server_hosts"]
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 """The names of the loopback interface a server bound to it answers to."""
@@ -33,9 +33,16 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _WILDCARD = ("0.0.0.0", "::", "")
 
 
-async def refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+async def refuse(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+) -> None:
     """Answer with `status` and a one-line JSON ``{"error": message}``."""
-    await JSONResponse({"error": message}, status_code=status)(scope, receive, send)
+    await JSONResponse({"error": message}, status, headers=headers)(scope, receive, send)
 
 
 def _split(host: str) -> tuple[str, int | None]:
@@ -53,33 +60,44 @@ def _split(host: str) -> tuple[str, int | None]:
     return name, int(port) if port else None
 
 
-def server_hosts(host: str, port: int | None = None, allow: Iterable[str] = ()) -> frozenset[str]:
+Host = tuple[str, int | None]
+"""A name (lower case, IPv6 without brackets) and a port; None: any port."""
+
+
+def server_hosts(host: str, port: int | None = None, allow: Iterable[str] = ()) -> frozenset[Host]:
     """The ``Host`` values a server bound to `host`:`port` answers to.
 
     Bound to loopback: its names (127.0.0.1, localhost, [::1]); bound to every interface
     (0.0.0.0, ::): those and nothing else, so other names must be in `allow`; bound to one
     address: that one. Each with `port`, or with any port when `port` is None. An entry
     of `allow` with a port matches that port only; one without matches any port.
+
+    Raises:
+        ValueError: an entry of `allow` is not ``NAME`` or ``NAME:PORT``.
     """
     name = host.strip().strip("[]").lower()
     names = LOOPBACK if name in LOOPBACK or name in _WILDCARD else (name,)
-    found = {_key(n, port) for n in names}
+    found = {(n, port) for n in names}
     for entry in allow:
-        found.add(_key(*_split(entry)))
+        if not _split(entry)[0]:
+            raise ValueError(f"{entry!r} is not a host name: give NAME or NAME:PORT")
+        found.add(_split(entry))
     return frozenset(found)
 
 
-def _key(name: str, port: int | None) -> str:
-    return f"{name}:{'*' if port is None else port}"
+def _show(host: Host) -> str:
+    name, port = host
+    name = f"[{name}]" if ":" in name else name
+    return name if port is None else f"{name}:{port}"
 
 
 class HostGate:
     """ASGI middleware: refuse (403) a request whose ``Host`` is not one of `hosts`.
 
-    `hosts` as `server_hosts` makes them: ``name:port``, or ``name:*`` for any port.
+    `hosts` as `server_hosts` makes them: (name, port), or (name, None) for any port.
     """
 
-    def __init__(self, app: ASGIApp, hosts: Iterable[str]) -> None:
+    def __init__(self, app: ASGIApp, hosts: Iterable[Host]) -> None:
         self.app = app
         self._hosts = frozenset(hosts)
 
@@ -88,7 +106,7 @@ class HostGate:
         if not name:
             return False
         port = 80 if port is None else port
-        return _key(name, port) in self._hosts or _key(name, None) in self._hosts
+        return (name, port) in self._hosts or (name, None) in self._hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -98,7 +116,7 @@ class HostGate:
         if self._ours(given):
             await self.app(scope, receive, send)
             return
-        names = ", ".join(sorted(h.replace(":*", "") for h in self._hosts))
+        names = ", ".join(sorted(_show(h) for h in self._hosts))
         message = (
             f"this server does not answer to the host {given!r} (it answers to {names}); "
             "open it by one of those, or start it with --allow-host NAME"

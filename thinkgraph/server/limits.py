@@ -12,8 +12,9 @@ Both are ASGI middlewares; the size of a task is checked where it is read (the a
 from __future__ import annotations
 
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from thinkgraph.server.guards import refuse
 
 __all__ = ["BodyLimit", "StreamCap"]
 
@@ -35,8 +36,7 @@ class BodyLimit:
             "less, or start the server with a higher --max-body-bytes"
         )
         # Close the connection after the answer: the rest of the body is never read.
-        headers = {"Connection": "close"}
-        await JSONResponse({"error": message}, 413, headers=headers)(scope, receive, send)
+        await refuse(scope, receive, send, 413, message, {"Connection": "close"})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -90,8 +90,7 @@ class StreamCap:
                 f"{self.open} event streams are open, the most this server allows; close "
                 "one, or start the server with a higher --max-streams"
             )
-            refused = JSONResponse({"error": message}, 429, headers={"Retry-After": "5"})
-            await refused(scope, receive, send)
+            await refuse(scope, receive, send, 429, message, {"Retry-After": "5"})
             return
         self.open += 1
         try:
