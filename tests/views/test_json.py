@@ -12,7 +12,7 @@ from thinkgraph.views import to_json, to_json_dict
 
 KEYS = [
     "format", "thread_id", "status", "stop_reason", "detail", "answer", "audience", "totals",
-    "pending", "steps",
+    "pending", "unknown_tools", "notes", "steps",
 ]  # fmt: skip
 
 
@@ -20,6 +20,7 @@ def test_the_document_has_the_runs_status_and_fixed_keys() -> None:
     doc = json.loads(to_json(login_run(), tools=TOOLS))
     assert list(doc) == KEYS
     assert doc["format"] == "thinkgraph.chain/1"
+    assert (doc["unknown_tools"], doc["notes"]) == ([], [])  # every called tool is known
     assert (doc["thread_id"], doc["status"], doc["stop_reason"], doc["answer"]) == (
         "t-views", "done", "final_answer", "42",
     )  # fmt: skip

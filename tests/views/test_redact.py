@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.views._runs import PASSWORD, SESSION, SK_KEY, TOOLS, login_run
+from thinkgraph import tool
 from thinkgraph.hitl import Pending
 from thinkgraph.state import LLMCallStep, ObservationStep, TaskStep, ToolCall, ToolCallStep
 from thinkgraph.views import MASK, redact_chain, to_html, to_json, to_markdown, to_text
@@ -50,6 +51,18 @@ def test_redaction_never_changes_the_stored_chain() -> None:
     assert [s.model_dump() for s in run.chain] == before
 
 
+@tool
+def vault(secret: str, n: int) -> str:
+    """Keep a secret."""
+    return "kept"
+
+
+@tool
+def pin(pin: int, token: str) -> str:
+    """Check a pin."""
+    return "ok"
+
+
 def test_a_sensitive_value_is_masked_wherever_it_recurs() -> None:
     secret = 'pa"ss\\word'  # JSON-escaped inside an observation and an Action Input
     chain = [
@@ -57,7 +70,7 @@ def test_a_sensitive_value_is_masked_wherever_it_recurs() -> None:
         ObservationStep(number=1, call_id="x", tool="vault", text=json.dumps({"echo": secret})),
         TaskStep(number=2, text=f"it was {secret}"),
     ]
-    call, observation, task = redact_chain(chain)
+    call, observation, task = redact_chain(chain, {"vault": vault})
     assert call.call.args == {"secret": MASK, "n": 1}  # type: ignore[attr-defined]
     assert observation.text == '{"echo": "***"}'  # type: ignore[attr-defined]
     assert task.text == "it was ***"  # type: ignore[attr-defined]
@@ -83,7 +96,7 @@ def test_short_values_are_masked_in_their_field_but_not_hunted_elsewhere() -> No
         ToolCallStep(number=0, call=ToolCall(name="pin", args={"pin": 42, "token": "abc"})),
         TaskStep(number=1, text="abc 42"),
     ]
-    call, task = redact_chain(chain)
+    call, task = redact_chain(chain, {"pin": pin})
     assert call.call.args == {"pin": 42, "token": MASK}  # type: ignore[attr-defined]
     assert task.text == "abc 42"  # type: ignore[attr-defined]
 

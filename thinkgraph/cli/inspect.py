@@ -130,6 +130,8 @@ def show(
     """Print a run's chain as text, Markdown, JSON or one self-contained HTML page.
 
     Secrets are redacted in every format; --audience user shows end users' summaries.
+    Without the run's --tools, which arguments are secret cannot be checked: every
+    argument and result value of its tool calls is masked, and a note says so.
     """
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
@@ -166,11 +168,24 @@ def show(
             typer.echo(f"wrote {output} ({fmt}, {len(result.chain)} steps)")
         elif fmt == "text":
             typer.echo(text, nl=False)
-            report(result)
+            report(_masked_outcome(result, known), known)
         else:
             typer.echo(text, nl=False)
 
     guarded(go)
+
+
+def _masked_outcome(result: Any, tools: list[Any]) -> Any:
+    """The run with its answer and detail masked as the views mask them, for `report`.
+
+    Like every view, it masks all the values of calls to tools it was not given, so an
+    answer that repeats one of them is masked too.
+    """
+    from thinkgraph.views.redact import Redactor
+
+    redactor = Redactor(result.chain, {t.name: t for t in tools}, mask_unknown=True)
+    answer = None if result.answer is None else redactor.text(result.answer)
+    return result.model_copy(update={"answer": answer, "detail": redactor.text(result.detail)})
 
 
 @app.command(rich_help_panel="Inspect")

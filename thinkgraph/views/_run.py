@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from thinkgraph.state import BaseStep, LLMCallStep, ToolResultStep
 from thinkgraph.tools.base import Tool
-from thinkgraph.views.redact import Redactor
-from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, to_view_items, tool_map
+from thinkgraph.views.redact import Redactor, unknown_tools_note
+from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, tool_map, view_items
 
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult
@@ -31,6 +31,10 @@ class RunView:
     totals: dict[str, Any]
     pending: list[dict[str, Any]]
     """What a paused run waits for, each entry redacted."""
+    unknown_tools: list[str]
+    """Tools called in the run that the view was not given: their values are all masked."""
+    notes: list[str]
+    """What the reader should know about the view itself (what could not be checked)."""
 
 
 def describe_pending(item: dict[str, Any]) -> str:
@@ -95,7 +99,10 @@ def build_run_view(
 ) -> RunView:
     """Redact and filter a run once, for every renderer."""
     by_name = tool_map(tools)
-    redactor = Redactor(result.chain, by_name)
+    redactor = Redactor(result.chain, by_name, mask_unknown=True)
+    items = view_items(result.chain, redactor, audience, by_name, policy)
+    pending = [redactor.pending(item) for item in result.pending]
+    note = unknown_tools_note(redactor.unknown_tools)
     return RunView(
         thread_id=result.thread_id,
         status=result.status,
@@ -103,7 +110,9 @@ def build_run_view(
         detail=redactor.text(result.detail),
         answer=None if result.answer is None else redactor.text(result.answer),
         audience=audience,
-        items=to_view_items(result.chain, audience=audience, tools=by_name, policy=policy),
+        items=items,
         totals=_totals(result),
-        pending=[redactor.pending(item) for item in result.pending],
+        pending=pending,
+        unknown_tools=redactor.unknown_tools,
+        notes=[note] if note else [],
     )

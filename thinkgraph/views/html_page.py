@@ -72,6 +72,7 @@ border-radius:.4rem;margin:.45rem 0;padding:.45rem .7rem}
 .t-reset{border-left-color:#f79009}.t-human{border-left-color:#eaaa08}
 .t-final{border-left-color:#12b76a}.summary{border-left-style:dashed}
 .failed{border-left-color:#f04438}
+.note{background:#fdf0c4;border:1px solid #eaaa08;border-radius:.4rem;padding:.5rem .8rem}
 summary h2{display:inline}details summary{cursor:pointer}
 """
 
@@ -232,6 +233,7 @@ def to_html(
     if view.pending:
         waits = "".join(f"<li>{_e(describe_pending(p))}</li>" for p in view.pending)
         parts.append(f'<div id="pending"><b>Waiting for:</b><ul>{waits}</ul></div>')
+    parts += [f'<p class="note"><b>Note:</b> {_e(note)}</p>' for note in view.notes]
     parts += [_totals(view), "</header>", _diagram(diagram, diagram_format)]
     parts.append('<section id="timeline"><h2>Steps</h2><ol class="timeline">')
     parts += [_step(item, present, start) for item in view.items]

@@ -3,6 +3,8 @@
 The document's keys are fixed (programs can rely on them); each shown step is the step
 record's own JSON (`model_dump(mode="json")`) after redaction, plus a `visibility` key.
 A summarized tool call is reduced to a few keys and its summary, never its arguments.
+`unknown_tools` lists the called tools the view was not given (every argument and result
+value of theirs is masked) and `notes` says so in words.
 
 Example:
     >>> import json
@@ -65,6 +67,8 @@ def to_json_dict(
         "audience": view.audience,
         "totals": view.totals,
         "pending": view.pending,
+        "unknown_tools": view.unknown_tools,
+        "notes": view.notes,
         "steps": [_item(item) for item in view.items],
     }
 

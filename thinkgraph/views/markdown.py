@@ -126,6 +126,7 @@ def to_markdown(
     if view.pending:
         waits = "; ".join(describe_pending(p) for p in view.pending)
         lines += [f"**Waiting for:** {escape_markdown(waits)}", ""]
+    lines += [f"> **Note:** {escape_markdown(note)}\n" for note in view.notes]
     lines += [_totals(view), "", "## Steps", ""]
     # One list item per step; multi-line bodies are fenced blocks indented under their item.
     lines += [

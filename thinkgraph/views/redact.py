@@ -1,37 +1,67 @@
 """Secrets out of every view: sensitive fields, their values wherever they recur, and patterns.
 
 A secret reaches a chain in several copies: the tool call's arguments, the model's reply
-that proposed the call (its `Action Input` line), the tool's output, the observation made
-from the output, a human's edit. Redacting one field is not enough, so redaction works in
-three passes over every step:
+that proposed the call (its `Action Input` line) and the thought that quotes it, the
+tool's output, the observation made from the output, a human's edit of the call, the
+answer. Redacting one field is not enough, so redaction works in four passes over every
+step:
 
-1. by name: a tool's `sensitive` argument names and top-level result keys, plus names that
-   look secret for any tool (`password`, `api_key`, `token`, …), become "***";
-2. by value: every value removed in pass 1 is replaced wherever else it appears as text
-   (as written and as JSON-escaped), which covers the model's reply and the observation;
-3. by pattern: strings shaped like credentials (`sk-…`, `Bearer …`, `ghp_…`, `AKIA…`).
+1. by name: a tool's `sensitive` names, plus names that look secret for any tool
+   (`password`, `api_key`, `token`, …), become "***" at any depth of the arguments, of the
+   result and of a person's edit. A call to a tool the view does not know (it was not
+   given the run's tools, or not this one) has every argument and result value masked:
+   which of them are secret cannot be checked (`Redactor(mask_unknown=True)`, which every
+   view uses). `unknown_tools` names those tools and `unknown_tools_note` tells the reader;
+2. by name in text: `"name": value` pairs with those names, in any text (a model's reply
+   whose input did not parse, a thought that quotes JSON);
+3. by value: every value removed in passes 1 and 2 is replaced wherever else it appears
+   as text (as written and as JSON-escaped), which covers the model's reply, the thought,
+   the observation and the answer;
+4. by pattern: strings shaped like credentials (`sk-…`, `Bearer …`, `ghp_…`, `AKIA…`).
+
+The stored chain keeps the real values (the tool needs them); only copies are masked.
 
 Example:
+    >>> from thinkgraph import tool
     >>> from thinkgraph.state import ToolCall, ToolCallStep
-    >>> call = ToolCall(name="login", args={"user": "ann", "password": "hunter22"})
-    >>> step = ToolCallStep(call=call)
-    >>> redact_chain([step])[0].call.args
-    {'user': 'ann', 'password': '***'}
+    >>> @tool(sensitive={"pin"})
+    ... def unlock(door: str, pin: str) -> str:
+    ...     "Unlock a door."
+    ...     return "open"
+    >>> step = ToolCallStep(call=ToolCall(name="unlock", args={"door": "back", "pin": "4821"}))
+    >>> redact_chain([step], {"unlock": unlock})[0].call.args
+    {'door': 'back', 'pin': '***'}
+    >>> redact_chain([step])[0].call.args  # the view does not know `unlock`
+    {'door': '***', 'pin': '***'}
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
-from thinkgraph.state import BaseStep, LLMCallStep, ObservationStep, ToolCallStep, ToolResultStep
+from thinkgraph.state import (
+    BaseStep,
+    HumanStep,
+    LLMCallStep,
+    ToolCallStep,
+    ToolResultStep,
+)
 from thinkgraph.tools.base import Tool
 
-__all__ = ["MASK", "SECRET_NAME", "SECRET_PATTERNS", "Redactor", "redact_chain"]
+__all__ = [
+    "MASK",
+    "SECRET_NAME",
+    "SECRET_PATTERNS",
+    "Redactor",
+    "redact_chain",
+    "unknown_tools_note",
+]
 
 MASK = "***"
 """What a redacted value is shown as."""
@@ -40,7 +70,7 @@ SECRET_NAME = re.compile(
     r"(?i)(^|_|-)(pass(word|wd|phrase)?|secret|token|api[_-]?key|apikey|auth(orization)?|"
     r"credentials?|private[_-]?key|session([_-]?(id|key|token))?|cookie)($|_|-)"
 )
-"""Field names redacted for every tool, known or not (the CLI's `show` has no tools loaded)."""
+"""Field names redacted for every tool, known or not, at any depth."""
 
 SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), MASK),
@@ -58,9 +88,31 @@ Replacing every "42" or "yes" across a chain would garble it while protecting no
 reader could not guess.
 """
 
+_KEY_VALUE = re.compile(
+    r"""(?P<open>(?P<q>["'])(?P<key>[^"'\s:,{}\[\]]{1,64})(?P=q)\s*:\s*)"""
+    r"""(?:"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>(?:[^'\\]|\\.)*)'|(?P<num>-?\d[\w.+-]*))"""
+)
+"""A `"name": value` pair written in text: JSON, or a Python dict's repr."""
+
+_Names = frozenset[str] | None
+"""The names masked in one tool's arguments and result; None masks every value."""
+
 
 def _is_secret_name(name: str, sensitive: frozenset[str]) -> bool:
     return name in sensitive or bool(SECRET_NAME.search(name))
+
+
+def unknown_tools_note(names: Sequence[str]) -> str | None:
+    """What a view says when it masked whole calls because it did not know their tools."""
+    if not names:
+        return None
+    which = ", ".join(names)
+    those = "that tool" if len(names) == 1 else "those tools"
+    return (
+        f"every argument and result value of {which} is masked: this view was not given "
+        f"{those}, so which of their values are secret could not be checked. Give the run's "
+        "tools to show the rest (thinkgraph show --tools module:attr; tools=... in Python)."
+    )
 
 
 class Redactor:
@@ -68,15 +120,36 @@ class Redactor:
 
     Args:
         chain: every step of the run (values found anywhere are redacted everywhere).
-        tools: the run's tools by name, for their `sensitive` fields; may be empty.
+        tools: the run's tools by name, for their `sensitive` fields.
+        mask_unknown: mask every argument and result value of calls to tools not in
+            `tools` (all calls, without tools), as the views do: they may be shown a run
+            without its tools. Off, those calls lose only their secret-looking fields;
+            for live output whose caller passes the tools the run is made with.
     """
 
-    def __init__(self, chain: Sequence[BaseStep], tools: Mapping[str, Tool] | None = None) -> None:
+    def __init__(
+        self,
+        chain: Sequence[BaseStep],
+        tools: Mapping[str, Tool] | None = None,
+        *,
+        mask_unknown: bool = False,
+    ) -> None:
         self._tools = dict(tools or {})
+        self._mask_unknown = mask_unknown
+        self._text_names = frozenset(
+            name for t in self._tools.values() for name in getattr(t, "sensitive", ())
+        )
+        self._call_tools: dict[str, str] = {}
+        self._unknown: set[str] = set()
         self._values: set[str] = set()
         self._ordered: list[str] = []
         for step in chain:
             self.learn(step)
+
+    @property
+    def unknown_tools(self) -> list[str]:
+        """The tools whose calls were masked in full (`mask_unknown`), sorted."""
+        return sorted(self._unknown)
 
     def learn(self, step: BaseStep) -> None:
         """Take note of the secret values in one step, to mask them wherever they appear.
@@ -84,10 +157,17 @@ class Redactor:
         A live display learns each step as it arrives, before showing it.
         """
         known = len(self._values)
-        for name, args in _calls_of(step):
-            self._mask_fields(args, self._sensitive(name), collect=True)
-        if isinstance(step, ToolResultStep) and isinstance(step.output, dict):
-            self._mask_fields(step.output, self._sensitive(step.tool), collect=True)
+        for call in _calls_of(step):
+            self._call_tools[call.id] = call.name
+            self._call(call.model_dump(), collect=True)
+        if isinstance(step, ToolResultStep):
+            self._masked(step.output, self._names(step.tool), collect=True)
+        elif isinstance(step, HumanStep) and step.kind == "edit":
+            self._edit(step, collect=True)
+        for text in _strings(step.model_dump(mode="json")):
+            for match in _KEY_VALUE.finditer(text):
+                if self._text_secret(match):
+                    self._collect_written(match)
         if len(self._values) != known:
             # Longest first, so a secret that contains another is replaced whole.
             self._ordered = sorted(self._values, key=len, reverse=True)
@@ -97,22 +177,31 @@ class Redactor:
         self.learn(step)
         return self.step(step)
 
-    def _sensitive(self, tool_name: str) -> frozenset[str]:
-        tool = self._tools.get(tool_name)
-        return frozenset(getattr(tool, "sensitive", ())) if tool is not None else frozenset()
+    def _names(self, tool_name: str | None) -> _Names:
+        tool = self._tools.get(tool_name) if tool_name else None
+        if tool is not None:
+            return frozenset(getattr(tool, "sensitive", ()))
+        if not self._mask_unknown:
+            return frozenset()
+        if tool_name:
+            self._unknown.add(tool_name)
+        return None
 
-    def _mask_fields(
-        self, fields: Mapping[str, Any], sensitive: frozenset[str], *, collect: bool = False
-    ) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in fields.items():
-            if _is_secret_name(str(key), sensitive) and value is not None:
-                out[key] = MASK
-                if collect:
-                    self._collect(value)
-            else:
-                out[key] = value
-        return out
+    def _masked(self, value: Any, names: _Names, *, collect: bool = False) -> Any:
+        """`value` with the values of secret names masked, at any depth."""
+        if isinstance(value, Mapping):
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                if item is not None and (names is None or _is_secret_name(str(key), names)):
+                    out[key] = MASK
+                    if collect:
+                        self._collect(item)
+                else:
+                    out[key] = self._masked(item, names, collect=collect)
+            return out
+        if isinstance(value, list | tuple):
+            return [self._masked(item, names, collect=collect) for item in value]
+        return value
 
     def _collect(self, value: Any) -> None:
         if isinstance(value, dict | list | tuple):
@@ -127,8 +216,22 @@ class Redactor:
             # The same value as it appears inside a JSON string (an Action Input line).
             self._values.add(json.dumps(text, ensure_ascii=False)[1:-1])
 
+    def _collect_written(self, match: re.Match[str]) -> None:
+        # A value as written in text: JSON-escaped inside double quotes, so also decoded.
+        written = next(g for g in (match["dq"], match["sq"], match["num"]) if g is not None)
+        self._collect(written)
+        if match["dq"] is not None:
+            with contextlib.suppress(ValueError):
+                self._collect(json.loads(f'"{written}"'))
+
+    def _text_secret(self, match: re.Match[str]) -> bool:
+        value = match["dq"] if match["dq"] is not None else match["sq"]
+        return value != MASK and _is_secret_name(match["key"], self._text_names)
+
     def text(self, text: str) -> str:
-        """A string with every known secret value and every credential pattern masked."""
+        """A string with secret `"name": value` pairs, known secret values and credential
+        patterns masked."""
+        text = _KEY_VALUE.sub(self._mask_written, text)
         for value in self._ordered:
             if value in text:
                 text = text.replace(value, MASK)
@@ -136,12 +239,18 @@ class Redactor:
             text = pattern.sub(replacement, text)
         return text
 
+    def _mask_written(self, match: re.Match[str]) -> str:
+        if not self._text_secret(match):
+            return match[0]
+        quote = "'" if match["sq"] is not None else '"'
+        return f"{match['open']}{quote}{MASK}{quote}"
+
     def value(self, value: Any) -> Any:
         """Any JSON-like value with secret-looking keys masked and every string redacted."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            masked = self._mask_fields(value, frozenset())
+            masked = self._masked(value, frozenset())
             return {k: self.value(v) for k, v in masked.items()}
         if isinstance(value, list | tuple):
             return [self.value(v) for v in value]
@@ -152,9 +261,14 @@ class Redactor:
         data = item.model_dump(mode="json") if isinstance(item, BaseModel) else item
         if not isinstance(data, dict):
             data = {"value": data}
-        if isinstance(data.get("args"), dict):
-            sensitive = self._sensitive(str(data.get("tool") or ""))
-            data = {**data, "args": self._mask_fields(data["args"], sensitive)}
+        if data.get("args") is not None or data.get("raw_args") is not None:
+            call = {
+                "name": data.get("tool"),
+                "args": data.get("args"),
+                "raw_args": data.get("raw_args"),
+            }
+            masked = self._call(call)
+            data = {**data, "args": masked["args"], "raw_args": masked["raw_args"]}
         redacted: dict[str, Any] = self.value(data)
         return redacted
 
@@ -162,34 +276,68 @@ class Redactor:
         """A redacted copy of one step (the stored chain is never changed)."""
         data = step.model_dump()
         if isinstance(step, ToolCallStep):
-            data["call"] = self._call(step.call.name, data["call"])
+            data["call"] = self._call(data["call"])
         elif isinstance(step, LLMCallStep):
-            data["tool_calls"] = [self._call(c["name"], c) for c in data["tool_calls"]]
-        elif isinstance(step, ToolResultStep) and isinstance(step.output, dict):
-            data["output"] = self._mask_fields(step.output, self._sensitive(step.tool))
-        elif isinstance(step, ObservationStep):
-            data["text"] = self.text(step.text)
+            data["tool_calls"] = [self._call(c) for c in data["tool_calls"]]
+        elif isinstance(step, ToolResultStep):
+            data["output"] = self._masked(step.output, self._names(step.tool))
+        elif isinstance(step, HumanStep) and step.kind == "edit":
+            data["text"] = self._edit(step)
         data = {k: (v if k in ("id", "type") else self.value(v)) for k, v in data.items()}
         return type(step).model_validate(data)
 
-    def _call(self, name: str, call: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, call: dict[str, Any], *, collect: bool = False) -> dict[str, Any]:
+        """A call (a dict with `name`, `args` and `raw_args`) with its secrets masked."""
+        names = self._names(call.get("name"))
         if call.get("args") is not None:
-            call = {**call, "args": self._mask_fields(call["args"], self._sensitive(name))}
+            call = {**call, "args": self._masked(call["args"], names, collect=collect)}
+        elif call.get("raw_args") is not None:
+            # A bare input goes to the tool's one string parameter: masked if that is secret.
+            tool = self._tools.get(call.get("name") or "")
+            param = tool.single_str_param() if tool is not None else None
+            if names is None or (param is not None and _is_secret_name(param, names)):
+                if collect:
+                    self._collect(call["raw_args"])
+                call = {**call, "raw_args": MASK}
         return call
 
+    def _edit(self, step: HumanStep, *, collect: bool = False) -> str:
+        """The text of a person's edit (the new arguments as JSON) with its secrets masked."""
+        names = self._names(self._call_tools.get(step.call_id or ""))
+        try:
+            args = json.loads(step.text)
+        except ValueError:
+            args = None
+        if isinstance(args, dict):
+            return json.dumps(self._masked(args, names, collect=collect), ensure_ascii=False)
+        if names is None and step.text:  # not arguments we can read: all of it, unknown tool
+            if collect:
+                self._collect(step.text)
+            return MASK
+        return step.text
 
-def _calls_of(step: BaseStep) -> Iterable[tuple[str, Mapping[str, Any]]]:
-    if isinstance(step, ToolCallStep) and step.call.args is not None:
-        yield step.call.name, step.call.args
+
+def _calls_of(step: BaseStep) -> Iterable[Any]:
+    if isinstance(step, ToolCallStep):
+        yield step.call
     elif isinstance(step, LLMCallStep):
-        for call in step.tool_calls:
-            if call.args is not None:
-                yield call.name, call.args
+        yield from step.tool_calls
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def redact_chain(
     chain: Sequence[BaseStep], tools: Mapping[str, Tool] | None = None
 ) -> list[BaseStep]:
     """Every step of a chain with its secrets masked (see the module docstring)."""
-    redactor = Redactor(chain, tools)
+    redactor = Redactor(chain, tools, mask_unknown=True)
     return [redactor.step(step) for step in chain]

@@ -24,7 +24,8 @@ from thinkgraph.state import (
     ValidationStep,
 )
 from thinkgraph.tools.base import Tool
-from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, to_view_items
+from thinkgraph.views.redact import Redactor, unknown_tools_note
+from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, tool_map, view_items
 
 __all__ = ["format_item", "format_step", "step_body", "to_text"]
 
@@ -124,6 +125,9 @@ def to_text(
 ) -> str:
     """The whole chain as text, one step per block, secrets redacted.
 
+    When calls to tools the view was not given were masked in full, a last line
+    `note: …` says so and how to show them.
+
     Args:
         chain: the run's steps.
         width: longest body shown per step; longer ones end with "…".
@@ -131,5 +135,10 @@ def to_text(
         tools: the run's tools, for visibility, summaries and sensitive fields.
         policy: visibility overrides.
     """
-    items = to_view_items(list(chain), audience=audience, tools=tools, policy=policy)
-    return "\n".join(format_item(item, width=width) for item in items)
+    steps = list(chain)
+    by_name = tool_map(tools)
+    redactor = Redactor(steps, by_name, mask_unknown=True)
+    items = view_items(steps, redactor, audience, by_name, policy)
+    note = unknown_tools_note(redactor.unknown_tools)
+    lines = [format_item(item, width=width) for item in items]
+    return "\n".join(lines + ([f"note: {note}"] if note else []))

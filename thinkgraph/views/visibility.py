@@ -45,6 +45,7 @@ __all__ = [
     "Visibility",
     "to_view_items",
     "tool_map",
+    "view_items",
 ]
 
 Visibility: TypeAlias = ToolVisibility
@@ -169,18 +170,29 @@ def to_view_items(
         chain: the run's steps.
         audience: "developer", "user" or "auditor".
         tools: the run's tools (name → Tool, or a list), for visibility, summaries and
-            sensitive fields; unknown tools are shown in full, with secret-looking fields
-            still redacted.
+            sensitive fields; calls to unknown tools are shown with every argument and
+            result value masked (see `thinkgraph.views.redact`).
         policy: overrides per tool, per kind and per audience.
 
     Raises:
         ValueError: the audience is not one of `AUDIENCES`.
     """
+    by_name = tool_map(tools)
+    redactor = Redactor(chain, by_name, mask_unknown=True)
+    return view_items(chain, redactor, audience, by_name, policy)
+
+
+def view_items(
+    chain: Sequence[BaseStep],
+    redactor: Redactor,
+    audience: Audience,
+    by_name: Mapping[str, Tool],
+    policy: ViewPolicy | None,
+) -> list[ViewItem]:
+    """`to_view_items` with the chain's redactor made by the caller, who also reads it."""
     if audience not in AUDIENCES:
         raise ValueError(f"unknown audience {audience!r}; use one of {', '.join(AUDIENCES)}")
-    by_name = tool_map(tools)
     policy = policy or ViewPolicy()
-    redactor = Redactor(chain, by_name)
     steps = [redactor.step(s) for s in chain]
     results = {s.call_id: s.ok for s in steps if isinstance(s, ToolResultStep)}
     level_of: dict[str, Visibility] = {}
