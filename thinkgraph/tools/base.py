@@ -69,6 +69,13 @@ class ToolContext:
     """
     step: int
     """The think step (1-based) that proposed the call."""
+    deadline: float | None = None
+    """When the runner stops waiting for this attempt, as a `time.monotonic()` value: the
+    tool's `timeout_s` or the run's time left, whichever ends sooner; None for no limit.
+
+    A sync tool cannot be killed when its time is up; long work can stop itself here
+    (`sql_query` tells SQLite to give up at it).
+    """
 
     @classmethod
     def for_call(cls, thread_id: str, step: int, call_id: str) -> ToolContext:

@@ -29,6 +29,7 @@ agent is calling it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import difflib
 import time
 from typing import Any, Literal
@@ -165,22 +166,43 @@ class _Deadline:
         return self.run_ends is None or time.perf_counter() + pause < self.run_ends
 
 
+def _with_deadline(ctx: ToolContext, limit: float) -> ToolContext:
+    return dataclasses.replace(ctx, deadline=time.monotonic() + limit)
+
+
+def _raise_if_late(ctx: ToolContext) -> None:
+    """A tool that failed once its deadline had passed was stopped by it: a timeout.
+
+    (`sql_query`, say, tells SQLite to give up at the deadline and reports that: the
+    runner would have stopped waiting at that very moment.)
+    """
+    if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
+        raise _TimedOut from None
+
+
 def _invoke(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float | None) -> Any:
     if limit is None:
         return tool.run(args, ctx)  # no deadline: no thread hop either
+    ctx = _with_deadline(ctx, limit)
     if tool.is_async:
         # On its own loop in the worker, under the same deadline: cancelled, not orphaned.
         future = submit_to_worker(_run_until, tool, args, ctx, limit)
     else:
         future = submit_to_worker(tool.run, args, ctx)
     try:
-        return future.result(timeout=limit)
-    except TimeoutError:
-        if not future.done():
-            future.cancel()  # stops it only if it has not started yet
-            raise _TimedOut from None
-        # It finished meanwhile, or raised a TimeoutError of its own: report that.
-        return future.result()
+        try:
+            return future.result(timeout=limit)
+        except TimeoutError:
+            if not future.done():
+                future.cancel()  # stops it only if it has not started yet
+                raise _TimedOut from None
+            # It finished meanwhile, or raised a TimeoutError of its own: report that.
+            return future.result()
+    except _TimedOut:
+        raise
+    except Exception:
+        _raise_if_late(ctx)
+        raise
 
 
 def _run_until(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float) -> Any:
@@ -188,15 +210,18 @@ def _run_until(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float) -> A
 
 
 async def _ainvoke(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float | None) -> Any:
+    if limit is not None and ctx.deadline is None:
+        ctx = _with_deadline(ctx, limit)
     # asyncio.timeout rather than wait_for: `expired()` tells our deadline apart from a
     # TimeoutError raised inside the tool (a socket timeout, say), which is an exception.
     scope = asyncio.timeout(limit)
     try:
         async with scope:
             return await tool.arun(args, ctx)
-    except TimeoutError:
+    except Exception:
         if scope.expired():
             raise _TimedOut from None
+        _raise_if_late(ctx)
         raise
 
 

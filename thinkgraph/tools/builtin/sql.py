@@ -117,7 +117,11 @@ class SQLQueryTool(Tool):
     def run(self, args: BaseModel, ctx: ToolContext) -> dict[str, Any]:
         query = cast(_QueryArgs, args).query
         _check_statement(query)
-        conn = self._connect()
+        started = time.monotonic()
+        deadline = ctx.deadline
+        if deadline is None and self.timeout_s is not None:
+            deadline = time.monotonic() + self.timeout_s  # run directly, not by the runner
+        conn = self._connect(deadline)
         try:
             try:
                 cursor = conn.execute(query)
@@ -129,7 +133,7 @@ class SQLQueryTool(Tool):
                     ) from None
                 raise
             except sqlite3.DatabaseError as exc:
-                raise _explain(exc, self.timeout_s) from None
+                raise _explain(exc, started) from None
         finally:
             conn.close()
 
@@ -153,16 +157,16 @@ class SQLQueryTool(Tool):
             rows.append(cells)
         return {"columns": columns, "rows": rows, "truncated": False}
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, deadline: float | None = None) -> sqlite3.Connection:
         # A connection per call: cheap for SQLite, and safe whatever thread runs the tool.
         conn = sqlite3.connect(self._uri, uri=True)
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         conn.execute("PRAGMA query_only=ON")
         conn.set_authorizer(_authorize)
-        if self.timeout_s is not None:
-            # The runner stops waiting at timeout_s but cannot kill the thread; this makes
-            # SQLite give up at the same time, so a runaway query does not run on.
-            deadline = time.monotonic() + self.timeout_s
+        if deadline is not None:
+            # The runner stops waiting at the call's deadline (the tool's timeout or the
+            # run's time left) but cannot kill the thread; SQLite gives up at the same time,
+            # so a runaway query does not run on.
             conn.set_progress_handler(lambda: time.monotonic() > deadline, _PROGRESS_EVERY)
         return conn
 
@@ -265,7 +269,7 @@ def _authorize(
     return sqlite3.SQLITE_DENY
 
 
-def _explain(exc: sqlite3.DatabaseError, timeout_s: float | None) -> Exception:
+def _explain(exc: sqlite3.DatabaseError, started: float) -> Exception:
     message = str(exc)
     if "not authorized" in message or "authorization denied" in message:
         return ValueError(
@@ -274,7 +278,11 @@ def _explain(exc: sqlite3.DatabaseError, timeout_s: float | None) -> Exception:
             f"{', '.join(sorted(READ_PRAGMAS))})"
         )
     if message == "interrupted":
-        return ValueError(f"the query ran longer than {timeout_s} s and was stopped")
+        ran = round(time.monotonic() - started, 1)
+        return ValueError(
+            f"the query ran longer than {ran:g} s and was stopped at its time limit; make it "
+            "cheaper (a WHERE on an indexed column, fewer joins, a LIMIT)"
+        )
     if message == "string or blob too big":
         return ValueError(
             f"a value the query reads or makes is larger than {_bytes(MAX_VALUE_BYTES)}, the "
