@@ -255,6 +255,15 @@ def test_http_shows_the_run_and_its_events_masked(client: TestClient) -> None:
     _assert_masked(events, "GET /runs/h/events")
 
 
+def test_http_lists_runs_with_their_pending_calls_masked(client: TestClient) -> None:
+    assert client.post("/runs", json={"task": "open a door", "thread_id": "l"}).status_code == 202
+    _wait(client, "l", "paused")
+    listed = client.get("/runs")
+    (run,) = listed.json()
+    assert run["pending"][0]["args"] == {"door": "front", "pin": MASK}
+    _assert_masked(listed.text, "GET /runs")  # the pending call's thought quotes the pin too
+
+
 def test_the_step_record_a_tool_call_holds_is_not_the_masked_one(run: RunResult) -> None:
     # The tool got the real arguments: masking is only ever at the door.
     call = next(s for s in run.chain if isinstance(s, ToolCallStep) and s.call.name == "open_door")

@@ -232,8 +232,10 @@ def build_app(
         return HTMLResponse(PAGE)
 
     async def list_runs(request: Request) -> Response:
+        from thinkgraph.views import run_summary_dict
+
         found = await run_in_threadpool(agent.runs)
-        return JSONResponse([json.loads(r.model_dump_json()) for r in found])
+        return JSONResponse([run_summary_dict(r, tools=list(agent.deps.tools)) for r in found])
 
     async def start_run(request: Request) -> Response:
         import uuid

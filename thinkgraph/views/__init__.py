@@ -16,7 +16,7 @@ Example:
 """
 
 from thinkgraph.views.html_page import to_html
-from thinkgraph.views.json_doc import to_json, to_json_dict
+from thinkgraph.views.json_doc import run_summary_dict, to_json, to_json_dict
 from thinkgraph.views.markdown import to_markdown
 from thinkgraph.views.redact import MASK, Redactor, redact_chain
 from thinkgraph.views.text import format_item, format_step, to_text
@@ -40,6 +40,7 @@ __all__ = [
     "format_item",
     "format_step",
     "redact_chain",
+    "run_summary_dict",
     "to_html",
     "to_json",
     "to_json_dict",

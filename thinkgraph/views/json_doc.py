@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from thinkgraph.tools.base import Tool
 from thinkgraph.views._run import build_run_view
-from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy
+from thinkgraph.views.redact import Redactor
+from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, tool_map
 
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult
+    from thinkgraph.storage.threads import RunSummary
 
-__all__ = ["FORMAT_VERSION", "to_json", "to_json_dict"]
+__all__ = ["FORMAT_VERSION", "run_summary_dict", "to_json", "to_json_dict"]
 
 FORMAT_VERSION = "thinkgraph.chain/1"
 """The `format` key of every document; bumped when a key changes meaning or goes away."""
@@ -92,3 +94,19 @@ def to_json(
     """
     doc = to_json_dict(result, audience=audience, tools=tools, policy=policy)
     return json.dumps(doc, indent=indent, ensure_ascii=False, default=repr)
+
+
+def run_summary_dict(
+    summary: RunSummary, *, tools: Mapping[str, Tool] | Iterable[Tool] | None = None
+) -> dict[str, Any]:
+    """One run of a list (`Agent.runs`) as JSON, its pending calls and detail masked.
+
+    Masked as in `to_json_dict`, from what the summary holds (it has no chain): the
+    pending calls' secret arguments, those values wherever the summary repeats them, and
+    credential patterns.
+    """
+    redactor = Redactor([], tool_map(tools), mask_unknown=True)
+    data: dict[str, Any] = json.loads(summary.model_dump_json())
+    data["pending"] = [redactor.pending(p) for p in summary.pending]
+    data["detail"] = redactor.text(summary.detail)
+    return data

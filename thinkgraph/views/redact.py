@@ -168,6 +168,9 @@ class Redactor:
             for match in _KEY_VALUE.finditer(text):
                 if self._text_secret(match):
                     self._collect_written(match)
+        self._reorder(known)
+
+    def _reorder(self, known: int) -> None:
         if len(self._values) != known:
             # Longest first, so a secret that contains another is replaced whole.
             self._ordered = sorted(self._values, key=len, reverse=True)
@@ -267,7 +270,10 @@ class Redactor:
                 "args": data.get("args"),
                 "raw_args": data.get("raw_args"),
             }
-            masked = self._call(call)
+            # Learned first: without the chain (a run list), its thought may quote them.
+            known = len(self._values)
+            masked = self._call(call, collect=True)
+            self._reorder(known)
             data = {**data, "args": masked["args"], "raw_args": masked["raw_args"]}
         redacted: dict[str, Any] = self.value(data)
         return redacted
