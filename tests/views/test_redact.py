@@ -108,3 +108,27 @@ def test_pending_questions_and_the_answer_are_redacted_in_the_json_view() -> Non
     assert doc["answer"] == "done with ***"
     assert doc["pending"][0]["args"] == {"password": MASK}
     assert doc["pending"][0]["call_id"] == "c9"
+
+
+@tool(sensitive={"pin"})
+def unlock(pin: str) -> str:
+    """Unlock with a pin."""
+    return "open"
+
+
+def test_secret_name_value_pairs_are_masked_in_any_text_and_hunted_elsewhere() -> None:
+    # A reply whose Action Input did not parse still shows no secret, nor does what quotes it.
+    reply = 'Action Input: {"config": {"api_key": "k-123456789", \'token\': \'t-98765\'}'
+    chain = [
+        LLMCallStep(number=0, text=reply),
+        TaskStep(number=1, text="the key was k-123456789"),
+    ]
+    llm, task = redact_chain(chain)
+    assert llm.text == 'Action Input: {"config": {"api_key": "***", \'token\': \'***\'}'  # type: ignore[attr-defined]
+    assert task.text == "the key was ***"  # type: ignore[attr-defined]
+
+
+def test_a_bare_input_to_a_sensitive_parameter_is_masked() -> None:
+    call = ToolCall(name="unlock", raw_args="9-8-7-6")
+    (step,) = redact_chain([ToolCallStep(number=0, call=call)], {"unlock": unlock})
+    assert step.call.raw_args == MASK  # type: ignore[attr-defined]
