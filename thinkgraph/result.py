@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, TypeAdapter, field_validator
 
 from thinkgraph.hitl import Pending
-from thinkgraph.state import BaseStep, Counters
+from thinkgraph.state import BaseStep, Counters, Step
 from thinkgraph.types import RunStatus, StopReason
 
 __all__ = ["RunResult"]
 
+_STEP: TypeAdapter[BaseStep] = TypeAdapter(Step)  # type: ignore[arg-type]
+
 
 class RunResult(BaseModel):
-    """Where a run stands: its status, its answer and its whole chain."""
+    """Where a run stands: its status, its answer and its whole chain.
+
+    It round-trips through JSON: ``RunResult.model_validate_json(r.model_dump_json())``
+    gives back every step with its own type and fields.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -27,11 +33,19 @@ class RunResult(BaseModel):
     """Why the run stopped; None while it has not."""
     detail: str = ""
     """More on the stop, e.g. the last error."""
-    chain: list[BaseStep] = Field(default_factory=list)
-    """Every step of the run."""
+    chain: list[SerializeAsAny[BaseStep]] = Field(default_factory=list)
+    """Every step of the run (dumped with all of its own fields, whatever its type)."""
     pending: list[Pending] = Field(default_factory=list)
     """What a paused run waits for: one entry per call to approve, or the question."""
     counters: Counters = Field(default_factory=Counters)
     """Steps, tokens, cost and time so far."""
     output: Any = None
     """The structured answer: the object an `output_schema` validator parsed, else None."""
+
+    @field_validator("chain", mode="before")
+    @classmethod
+    def _typed_steps(cls, value: Any) -> Any:
+        # Steps read back from JSON are dicts: their `type` picks the class to revive.
+        if isinstance(value, list):
+            return [_STEP.validate_python(v) if isinstance(v, dict) else v for v in value]
+        return value
