@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Literal, overload
 
 from langchain_core.runnables import RunnableConfig
@@ -46,6 +47,7 @@ from thinkgraph.snapshots import (
 from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer, open_checkpointer
 from thinkgraph.storage.checkpointers import steps_left_packed
+from thinkgraph.storage.lease import thread_lease
 from thinkgraph.storage.threads import RunSummary, list_threads, summarize
 from thinkgraph.streaming import (
     RunEnd,
@@ -164,6 +166,20 @@ class Agent:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def lease(self, thread_id: str, *, nested: bool = True) -> AbstractContextManager[None]:
+        """Hold `thread_id` so that no other process, thread or task advances it.
+
+        `run`, `resume` and `fork` (and their streaming forms) take it themselves; hold it
+        yourself to read a run and act on what you read with nothing moving in between.
+        This agent's calls inside the block go through (see `thread_lease`).
+
+        Raises:
+            ThreadBusyError: someone else is advancing the thread; nothing was changed.
+        """
+        _ = self.graph  # opens the store
+        assert self._saver is not None
+        return thread_lease(self._saver, thread_id, nested=nested)
+
     def _config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
         # Each think step takes at most five super-steps before the next think (approve,
         # act, observe, validate, reset, ask_human); the router stops the run, not this.
@@ -235,12 +251,14 @@ class Agent:
 
         Raises:
             ThreadExistsError: the thread already holds a run (resume it, or use a new id).
+            ThreadBusyError: another process is advancing the thread (see `lease`).
         """
         thread_id = thread_id or uuid.uuid4().hex[:12]
         config = self._config(thread_id)
-        self._refuse_existing(thread_id, config)
-        output = self._invoke(self._start(task), config, self.breakpoints)
-        return self._finish(thread_id, config, output)
+        with self.lease(thread_id):
+            self._refuse_existing(thread_id, config)
+            output = self._invoke(self._start(task), config, self.breakpoints)
+            return self._finish(thread_id, config, output)
 
     def stream(self, task: str, thread_id: str) -> Iterator[BaseStep]:
         """Run a task, yielding each chain step as soon as its node's checkpoint is written.
@@ -273,23 +291,25 @@ class Agent:
             ThreadExistsError: the thread already holds a run (raised when iterated).
         """
         config = self._config(thread_id)
-        self._refuse_existing(thread_id, config)
-        start = self._start(task)
-        counters = start["counters"]
-        yield RunStart(thread_id, self.limits, counters)
-        for number, step in enumerate(start["chain"]):
-            numbered = step.model_copy(update={"number": number})
-            yield StepEvent(thread_id, "start", numbered, counters)
-        yield from graph_events(
-            self.graph,
-            start,
-            config,
-            thread_id=thread_id,
-            first_number=len(start["chain"]),
-            counters=counters,
-            breakpoints=self.breakpoints,
-        )
-        yield RunEnd(self._kept(thread_id, self.result(thread_id)))
+        # Not nested: between events the caller's code runs, and is not the holder.
+        with self.lease(thread_id, nested=False):
+            self._refuse_existing(thread_id, config)
+            start = self._start(task)
+            counters = start["counters"]
+            yield RunStart(thread_id, self.limits, counters)
+            for number, step in enumerate(start["chain"]):
+                numbered = step.model_copy(update={"number": number})
+                yield StepEvent(thread_id, "start", numbered, counters)
+            yield from graph_events(
+                self.graph,
+                start,
+                config,
+                thread_id=thread_id,
+                first_number=len(start["chain"]),
+                counters=counters,
+                breakpoints=self.breakpoints,
+            )
+            yield RunEnd(self._kept(thread_id, self.result(thread_id)))
 
     async def arun(self, task: str, thread_id: str | None = None) -> RunResult:
         """`run` without blocking the event loop."""
@@ -311,12 +331,15 @@ class Agent:
             NotPausedError: `decisions` was given but the run does not wait for an answer.
             ResumeValueError: the decisions do not fit what the run waits for; the run is
                 left exactly as it was.
+            ThreadBusyError: another process is advancing the thread right now; the run is
+                left as that process leaves it (see `lease`).
         """
-        _, todo = self._resume_input(thread_id, decisions)
-        if todo is None:
-            return self.result(thread_id)
-        graph_input, config, points = todo
-        return self._finish(thread_id, config, self._invoke(graph_input, config, points))
+        with self.lease(thread_id):
+            _, todo = self._resume_input(thread_id, decisions)
+            if todo is None:
+                return self.result(thread_id)
+            graph_input, config, points = todo
+            return self._finish(thread_id, config, self._invoke(graph_input, config, points))
 
     def stream_resume(self, thread_id: str, decisions: Any = None) -> Iterator[BaseStep]:
         """`resume`, yielding each new chain step as soon as its node's checkpoint is written.
@@ -335,24 +358,25 @@ class Agent:
         A finished run yields only its `RunStart` and `RunEnd`. Raises (when iterated)
         what `resume` raises.
         """
-        latest, todo = self._resume_input(thread_id, decisions)
-        limits = latest.values.get("limits")
-        counters = latest.values.get("counters") or Counters()
-        yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
-        if todo is not None:
-            graph_input, config, points = todo
-            # `_latest` leaves the chain out; its length numbers a user's unnumbered steps.
-            first = len(self.graph.get_state(config).values.get("chain", ()))
-            yield from graph_events(
-                self.graph,
-                graph_input,
-                config,
-                thread_id=thread_id,
-                first_number=first,
-                counters=counters,
-                breakpoints=points,
-            )
-        yield RunEnd(self._kept(thread_id, self.result(thread_id)))
+        with self.lease(thread_id, nested=False):
+            latest, todo = self._resume_input(thread_id, decisions)
+            limits = latest.values.get("limits")
+            counters = latest.values.get("counters") or Counters()
+            yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
+            if todo is not None:
+                graph_input, config, points = todo
+                # `_latest` leaves the chain out; its length numbers a user's unnumbered steps.
+                first = len(self.graph.get_state(config).values.get("chain", ()))
+                yield from graph_events(
+                    self.graph,
+                    graph_input,
+                    config,
+                    thread_id=thread_id,
+                    first_number=first,
+                    counters=counters,
+                    breakpoints=points,
+                )
+            yield RunEnd(self._kept(thread_id, self.result(thread_id)))
 
     def check_resume(self, thread_id: str, decisions: Any = None) -> str:
         """Check that `resume(thread_id, decisions)` would be accepted, without running it.
@@ -468,6 +492,7 @@ class Agent:
         Raises:
             ThreadNotFoundError: no such thread or no such checkpoint in it.
             ResumeValueError: an edit names a step that does not exist or a field it lacks.
+            ThreadBusyError: another process is advancing `new_thread_id`.
         """
         source = self._config(thread_id)
         source["configurable"]["checkpoint_id"] = checkpoint_id
@@ -485,13 +510,16 @@ class Agent:
         chain.append(HumanStep(node="fork", kind="fork", text=note))
         new_id = new_thread_id or uuid.uuid4().hex[:12]
         target = self._config(new_id)
-        self._refuse_existing(new_id, target)
         as_node = str(values.get("node") or "start")
         values["chain"] = chain
-        self.graph.update_state(target, values, as_node=START if as_node == "start" else as_node)
         points = values.get("breakpoints")
-        self._invoke(None, target, points if isinstance(points, Breakpoints) else Breakpoints())
-        return self._kept(new_id, self.result(new_id))
+        with self.lease(new_id):  # the source is only read; the new thread is advanced
+            self._refuse_existing(new_id, target)
+            self.graph.update_state(
+                target, values, as_node=START if as_node == "start" else as_node
+            )
+            self._invoke(None, target, points if isinstance(points, Breakpoints) else Breakpoints())
+            return self._kept(new_id, self.result(new_id))
 
     # -- reading --------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ as configured, a run that cannot be found or continued, storage that cannot be o
         ├── ThreadExistsError    a new run was started on a thread that has one
         ├── NotPausedError       a resume answer was given to a run that is not paused
         ├── ResumeValueError     the resume answer does not fit what the run waits for
-        └── ThreadBusyError      another worker is advancing the thread right now
+        └── ThreadBusyError      another process is advancing the thread right now
 """
 
 from __future__ import annotations
@@ -81,4 +81,8 @@ class ResumeValueError(RunError):
 
 
 class ThreadBusyError(RunError):
-    """Another worker holds the thread's lock: it is advancing that run right now."""
+    """Another process (or thread) holds the thread's lease: it is advancing that run now.
+
+    Raised before anything is read or written, so the run is left as its holder leaves it.
+    See `thinkgraph.storage.lease`.
+    """

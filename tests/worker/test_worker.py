@@ -30,8 +30,9 @@ from thinkgraph.errors import (
     ThreadExistsError,
     ThreadNotFoundError,
 )
+from thinkgraph.storage import close_checkpointer, open_checkpointer
+from thinkgraph.storage.lease import thread_lease
 from thinkgraph.worker import RunQueue, ThreadRunner, run_worker
-from thinkgraph.worker.runner import thread_lock
 
 THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,8 +157,12 @@ def test_a_retried_job_never_answers_a_later_pause(
 
 def test_a_thread_held_by_another_worker_is_busy(agent: Agent, thread_id: str) -> None:
     runner = ThreadRunner(agent, POSTGRES_URL)
-    with thread_lock(POSTGRES_URL, thread_id), pytest.raises(ThreadBusyError, match="another"):
-        runner.advance(thread_id, task="record and publish")
+    other = open_checkpointer(POSTGRES_URL)  # another worker's hold on the store
+    try:
+        with thread_lease(other, thread_id), pytest.raises(ThreadBusyError, match="another"):
+            runner.advance(thread_id, task="record and publish")
+    finally:
+        close_checkpointer(other)
     assert agent.checkpoint_id(thread_id) is None
     assert runner.advance(thread_id, task="record and publish") == "paused"
 

@@ -18,6 +18,7 @@ answer and hands the continuation to a worker instead (see cli/worker.py).
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -100,7 +101,9 @@ def _answer_calls(
     chosen = make_model(flags.model, flags.api_base, script, needed=queue is None)
 
     def go() -> None:
-        with Agent(chosen, loaded, store=existing_store(flags.store)) as agent:
+        with Agent(chosen, loaded, store=existing_store(flags.store)) as agent, ExitStack() as held:
+            if queue is None:  # held from the first read, so a loser is told who has it
+                held.enter_context(agent.lease(thread))
             before = agent.result(thread)
             waiting = {p.call_id or "": p for p in before.pending if p.kind == "approval"}
             if before.status != "paused" or not waiting:

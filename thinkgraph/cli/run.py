@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -142,10 +143,12 @@ def resume(
     def go() -> None:
         from thinkgraph.cli.worker import enqueue_resume
 
-        with Agent(chosen, loaded, store=existing_store(store)) as agent:
+        with Agent(chosen, loaded, store=existing_store(store)) as agent, ExitStack() as held:
             if enqueue:
                 enqueue_resume(agent, thread, answer, queue)
                 return
+            # Held from the first read: a second resume is refused before printing anything.
+            held.enter_context(agent.lease(thread))
             before = agent.result(thread)
             waits = {p.kind for p in before.pending} - {"breakpoint"}
             if answer is not None and "ask_human" not in waits:

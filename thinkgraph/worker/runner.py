@@ -3,8 +3,9 @@
 Workers are stateless: every run lives in the PostgreSQL checkpoint store, so any worker
 can take any job. Two locks keep one thread in one pair of hands: Procrastinate runs the
 jobs of a thread one at a time (each carries the thread id as its `lock`), and the worker
-holds a PostgreSQL advisory lock on the thread while it advances it, so even a resume
-started outside the queue cannot interleave.
+holds the thread's lease (`thinkgraph.storage.lease`: PostgreSQL's advisory lock, the one
+every `Agent` takes) while it advances it, so even a resume started outside the queue (the
+CLI, the HTTP server, another program) cannot interleave.
 
 A worker killed mid-run (SIGKILL, a lost machine) stops sending heartbeats; another
 worker finds its job stalled and retries it. The retry continues the run from its last
@@ -17,10 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from thinkgraph.errors import ThreadBusyError, ThreadNotFoundError
+from thinkgraph.errors import ThreadNotFoundError
 from thinkgraph.worker.queue import (
     DEFAULT_QUEUE,
     RUNNER_KEY,
@@ -37,29 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["ThreadRunner", "run_worker"]
 
 logger = logging.getLogger("thinkgraph.worker")
-
-
-@contextlib.contextmanager
-def thread_lock(url: str, thread_id: str) -> Iterator[None]:
-    """Hold PostgreSQL's advisory lock on `thread_id` (a session lock on its own connection).
-
-    Raises:
-        ThreadBusyError: another connection holds it; the job is retried a second later.
-    """
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        key = f"thinkgraph:thread:{thread_id}"
-        row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,))
-        got = row.fetchone()
-        if not got or not got[0]:
-            raise ThreadBusyError(f"thread {thread_id!r} is being advanced by another worker")
-        try:
-            yield
-        finally:
-            # Closing the connection releases it too; unlocking first keeps a pooled or
-            # slow-closing connection from holding the thread.
-            conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
 
 class ThreadRunner:
@@ -82,8 +60,14 @@ class ThreadRunner:
         `at` is the checkpoint a resume job was queued against. A job retried after its
         worker died may find the run past that point: it then only continues a run left
         unfinished, and never applies its decisions to a later pause.
+
+        Raises:
+            ThreadBusyError: another process holds the thread; the job is retried a second
+                later.
         """
-        with thread_lock(self.url, thread_id):
+        # One lease around the check and the step it decides; the agent's own calls inside
+        # go through it rather than wait for themselves.
+        with self.agent.lease(thread_id):
             current = self.agent.checkpoint_id(thread_id)
             if current is None:
                 if task is None:

@@ -1,0 +1,330 @@
+"""One process advances a thread at a time: a per-thread lease on every store.
+
+Every door that moves a run on (`Agent.run`, `resume`, `fork` and their streaming forms,
+and through them the CLI, the HTTP server and the workers) holds the thread's lease while
+it does. Asking for a lease someone else holds is refused at once with `ThreadBusyError`,
+before anything is read or written, so the run stays as its holder leaves it. Each store
+keeps its leases where they die with their holder: a killed process never blocks a thread
+for good.
+
+- SQLite: an exclusive `flock` on a small file per thread in a folder beside the database
+  (``runs.db-leases/``). The holder writes its pid and start time in it, for the message.
+- PostgreSQL: a session advisory lock on ``hashtextextended('thinkgraph:thread:<id>', 0)``
+  held by a connection of its own (the lock workers take), so every machine sees it.
+- Any other saver (memory://): a lock in this process.
+
+A store of your own brings its leases by giving its saver a ``lease_thread(thread_id)``
+method (the `ThreadLeases` protocol).
+
+Within one process the lease is reentrant where that is safe: an `Agent` call made inside
+a block that holds the thread (a worker's `Agent.lease`) goes through instead of waiting
+for itself. Other threads and tasks of the same process are refused like other processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from thinkgraph.errors import StorageError, ThreadBusyError
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["ThreadLeases", "athread_lease", "busy_message", "leases_for", "thread_lease"]
+
+
+@runtime_checkable
+class ThreadLeases(Protocol):
+    """Where a store keeps its per-thread leases."""
+
+    def lease_thread(self, thread_id: str) -> AbstractContextManager[None]:
+        """Hold `thread_id`'s lease for the block.
+
+        Raises:
+            ThreadBusyError: someone else holds it; nothing was changed.
+        """
+        ...
+
+
+def busy_message(thread_id: str, since: float | None) -> str:
+    """The one line a refused caller gets."""
+    when = "an unknown time"
+    if since is not None:
+        when = datetime.fromtimestamp(since, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return (
+        f"thread {thread_id!r} is being advanced by another process (since {when}); "
+        "wait for it to stop, then try again"
+    )
+
+
+# -- the stores' leases ---------------------------------------------------------------------
+
+
+class FileLeases:
+    """SQLite: `flock` on one file per thread, in a folder beside the database.
+
+    `flock` belongs to the open file, not to the process: two opens in one process exclude
+    each other too, and the kernel drops the lock when its holder dies.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @contextmanager
+    def lease_thread(self, thread_id: str) -> Iterator[None]:
+        import fcntl
+
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            name = hashlib.sha256(thread_id.encode()).hexdigest()[:32]
+            fd = os.open(self.folder / name, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot take thread {thread_id!r}'s lease in {self.folder} ({exc}); "
+                "the folder beside the database must be writable"
+            ) from exc
+        try:
+            # A holder writes its note just after locking and clears it just before
+            # unlocking: an empty note means "look again in a moment".
+            since: float | None = None
+            for _ in range(20):
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    since = _note_since(os.pread(fd, 4096, 0))
+                    if since is not None:
+                        raise ThreadBusyError(busy_message(thread_id, since)) from None
+                    time.sleep(0.005)
+            else:
+                raise ThreadBusyError(busy_message(thread_id, None))
+            note = {"pid": os.getpid(), "since": time.time(), "thread_id": thread_id}
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(note).encode(), 0)
+            try:
+                yield
+            finally:
+                os.ftruncate(fd, 0)
+        finally:
+            os.close(fd)  # releases the lock
+
+
+def _note_since(raw: bytes) -> float | None:
+    try:
+        since = json.loads(raw)["since"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return float(since) if isinstance(since, int | float) else None
+
+
+_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+_UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
+_NOTE_SQL = "SELECT set_config('application_name', %s, false)"
+# A bigint advisory key shows in pg_locks as its high half (classid) and low half (objid).
+_HOLDER_SQL = """
+WITH k AS (SELECT hashtextextended(%s, 0) AS key)
+SELECT a.application_name, a.backend_start
+FROM k, pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND l.classid::bigint = (k.key >> 32) & 4294967295
+  AND l.objid::bigint = k.key & 4294967295
+"""
+_NOTE_PREFIX = "thinkgraph lease since "
+
+
+class AdvisoryLeases:
+    """PostgreSQL: a session advisory lock per thread, on a connection of its own.
+
+    Its own connection because a session lock is reentrant within its session: on the
+    saver's connection, every thread of the process would hold it at once. The session
+    ends with its process, and the lock with it.
+    """
+
+    def __init__(self, connect: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]):
+        self.connect = connect
+
+    @contextmanager
+    def lease_thread(self, thread_id: str) -> Iterator[None]:
+        key = f"thinkgraph:thread:{thread_id}"
+        with self.connect() as conn:
+            got = conn.execute(_LOCK_SQL, (key,)).fetchone()
+            if not got or not _first(got):
+                raise ThreadBusyError(busy_message(thread_id, _holder_since(conn, key)))
+            try:
+                conn.execute(_NOTE_SQL, (f"{_NOTE_PREFIX}{time.time():.3f}",))
+                yield
+            finally:
+                # Closing the connection releases it too; unlocking first keeps a pooled
+                # or slow-closing connection from holding the thread.
+                if not conn.closed:
+                    conn.execute(_UNLOCK_SQL, (key,))
+                    conn.execute(_NOTE_SQL, ("",))
+
+
+def _first(row: Any) -> Any:
+    return next(iter(row.values())) if isinstance(row, dict) else row[0]
+
+
+def _holder_since(conn: psycopg.Connection[Any], key: str) -> float | None:
+    row = conn.execute(_HOLDER_SQL, (key,)).fetchone()
+    if row is None:
+        return None
+    name, started = row.values() if isinstance(row, dict) else row
+    if isinstance(name, str) and name.startswith(_NOTE_PREFIX):
+        try:
+            return float(name.removeprefix(_NOTE_PREFIX))
+        except ValueError:
+            pass
+    return started.timestamp() if isinstance(started, datetime) else None
+
+
+class LocalLeases:
+    """Any other store (memory://): a lease that only this process can see."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._held: dict[str, float] = {}
+
+    @contextmanager
+    def lease_thread(self, thread_id: str) -> Iterator[None]:
+        with self._guard:
+            if thread_id in self._held:
+                raise ThreadBusyError(busy_message(thread_id, self._held[thread_id]))
+            self._held[thread_id] = time.time()
+        try:
+            yield
+        finally:
+            with self._guard:
+                del self._held[thread_id]
+
+
+# -- choosing a store's leases ----------------------------------------------------------------
+
+_CHOSEN: weakref.WeakKeyDictionary[BaseCheckpointSaver[Any], ThreadLeases] = (
+    weakref.WeakKeyDictionary()
+)
+_CHOOSING = threading.Lock()
+
+
+def leases_for(saver: BaseCheckpointSaver[Any]) -> ThreadLeases:
+    """The leases of the store behind `saver` (the same object every time for one saver)."""
+    if isinstance(saver, ThreadLeases):
+        return saver
+    with _CHOOSING:
+        chosen = _CHOSEN.get(saver)
+        if chosen is None:
+            chosen = _CHOSEN[saver] = _choose(saver)
+        return chosen
+
+
+def _choose(saver: BaseCheckpointSaver[Any]) -> ThreadLeases:
+    if isinstance(saver, SqliteSaver):
+        with saver.lock:
+            files = {row[1]: row[2] for row in saver.conn.execute("PRAGMA database_list")}
+        if files.get("main"):  # an in-memory SQLite database has no file
+            return FileLeases(Path(f"{files['main']}-leases"))
+        return LocalLeases()
+    connect = _postgres_connect(saver)
+    return LocalLeases() if connect is None else AdvisoryLeases(connect)
+
+
+def _postgres_connect(
+    saver: BaseCheckpointSaver[Any],
+) -> Callable[[], AbstractContextManager[psycopg.Connection[Any]]] | None:
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg_pool import ConnectionPool
+    except ImportError:  # pragma: no cover - depends on the installed extras
+        return None
+    if not isinstance(saver, PostgresSaver):
+        return None
+    conn = saver.conn
+    if isinstance(conn, ConnectionPool):
+        return conn.connection
+    if isinstance(conn, psycopg.Connection):
+        dsn, password = conn.info.dsn, conn.info.password or None
+
+        def connect() -> psycopg.Connection[Any]:
+            return psycopg.Connection.connect(dsn, password=password, autocommit=True)
+
+        return connect
+    return None
+
+
+# -- holding a lease ------------------------------------------------------------------------
+
+_HELD: ContextVar[frozenset[tuple[int, str]]] = ContextVar("thinkgraph_held", default=frozenset())
+
+
+@contextmanager
+def thread_lease(
+    saver: BaseCheckpointSaver[Any], thread_id: str, *, nested: bool = True
+) -> Iterator[None]:
+    """Hold `thread_id`'s lease in the store behind `saver` for the block.
+
+    Args:
+        saver: the store's saver.
+        thread_id: the thread to hold.
+        nested: let code inside the block (same thread or task) take the lease again
+            without waiting for itself, as `Agent` calls inside a worker's lease do. Pass
+            False around a generator's body: between its items the caller's code runs, and
+            must not pass as the holder.
+
+    Raises:
+        ThreadBusyError: another process, thread or task holds it; nothing was changed.
+
+    Example:
+        >>> from thinkgraph.storage import open_checkpointer
+        >>> saver = open_checkpointer("memory://")
+        >>> with thread_lease(saver, "t1"):
+        ...     pass
+    """
+    leases = leases_for(saver)
+    key = (id(leases), thread_id)
+    if key in _HELD.get():
+        yield
+        return
+    with leases.lease_thread(thread_id):
+        if not nested:
+            yield
+            return
+        token = _HELD.set(_HELD.get() | {key})
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
+
+
+@asynccontextmanager
+async def athread_lease(saver: BaseCheckpointSaver[Any], thread_id: str) -> AsyncIterator[None]:
+    """`thread_lease` for async code: taking and giving back happen off the event loop."""
+    leases = leases_for(saver)
+    key = (id(leases), thread_id)
+    if key in _HELD.get():
+        yield
+        return
+    held = leases.lease_thread(thread_id)
+    await asyncio.to_thread(held.__enter__)
+    token = _HELD.set(_HELD.get() | {key})
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+        await asyncio.to_thread(held.__exit__, None, None, None)
