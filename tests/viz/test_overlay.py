@@ -142,3 +142,20 @@ def test_a_breakpoint_before_a_node_pauses_there_without_visiting_it(sqlite_url:
     assert (overlay.paused_at, overlay.paused_for) == ("act", "breakpoint before act")
     assert "act" not in overlay.node_visits
     assert model.nodes["act"]["breakpoint_before"] is True
+
+
+def test_a_rejected_call_is_not_counted_as_a_call_act_ran(sqlite_url: str) -> None:
+    from thinkgraph.hitl import Reject
+
+    with Agent(
+        ScriptedModel([ADD, ANSWER]), [calculator], store=sqlite_url, approve=["calculator"]
+    ) as agent:
+        paused = agent.run("What is 2 + 40?", thread_id="rejected")
+        call_id = paused.pending[0].call_id
+        assert call_id is not None
+        result = agent.resume("rejected", {call_id: Reject(reason="no")})
+        model = to_graph_model(agent.graph)
+    overlay = overlay_from_result(result, model)
+    assert overlay.tool_calls == 0 and "act" not in overlay.notes
+    assert overlay.node_visits.get("act", 0) == 0
+    assert overlay.edge_visits["approve", "observe"] == 1

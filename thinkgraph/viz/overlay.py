@@ -200,7 +200,8 @@ def build_overlay(
         The overlay the renderers draw.
     """
     path = _fill_silent(_visits(chain), model)
-    tool_calls = sum(isinstance(s, ToolResultStep) for s in chain)
+    # Only calls act ran: a rejected or answered call has a result written by the gate.
+    tool_calls = sum(isinstance(s, ToolResultStep) and s.node == routing.ACT for s in chain)
     paused_at, paused_for, started = _pause(pending, model)
     if paused_at is None and status in ("running", "paused") and waiting_at:
         paused_at, started = waiting_at[0], False
