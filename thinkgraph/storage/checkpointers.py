@@ -393,6 +393,10 @@ def _fault_message(exc: BaseException, url: str | None) -> str | None:
 
 def close_checkpointer(saver: BaseCheckpointSaver[Any]) -> None:
     """Close the connection behind a saver opened by `open_checkpointer`."""
+    from thinkgraph.storage.threaded import ThreadedAsyncSaver
+
+    if isinstance(saver, ThreadedAsyncSaver):
+        saver.close_executor()  # the calls in flight finish before the connection closes
     conn = getattr(saver, "conn", None)
     close = getattr(conn, "close", None)
     if callable(close):

@@ -25,6 +25,7 @@ from psycopg.types.json import Jsonb
 
 from thinkgraph.errors import StorageError
 from thinkgraph.storage.sqlite import AGAIN, checkpoint_key, worth_keeping
+from thinkgraph.storage.threaded import ThreadedAsyncSaver
 
 __all__ = ["PostgresStore", "describe_fault", "open_postgres", "shown_url"]
 
@@ -60,8 +61,12 @@ _MARK_SQL = (
 )
 
 
-class PostgresStore(PostgresSaver):
-    """LangGraph's PostgresSaver that can keep a paused run's chain whole."""
+class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
+    """LangGraph's PostgresSaver that can keep a paused run's chain whole.
+
+    Async code (`ainvoke`, `astream`) is served by the same object: its async methods run
+    these on the connection's own thread (`ThreadedAsyncSaver`).
+    """
 
     def setup(self) -> None:
         super().setup()

@@ -35,6 +35,7 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from thinkgraph.errors import StorageError
+from thinkgraph.storage.threaded import ThreadedAsyncSaver
 
 __all__ = ["AGAIN", "CompactSqliteSaver", "describe_fault", "open_sqlite"]
 
@@ -90,13 +91,16 @@ _WRITES_SQL = (
 )
 
 
-class CompactSqliteSaver(SqliteSaver):
+class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
     """LangGraph's SqliteSaver with integer channel versions and a fast resume.
 
     Every checkpoint stores the version of every channel, and again per node in
     `versions_seen`. SqliteSaver's versions are 50-character strings with a random suffix,
     which the savers that keep one blob per version need; SQLite keeps the values inline in
     the checkpoint, so a plain counter is enough and saves over a kilobyte per checkpoint.
+
+    It serves async code too (`ainvoke`, `astream`): its async methods run these on the
+    connection's own thread (`ThreadedAsyncSaver`), as aiosqlite would.
     """
 
     def setup(self) -> None:

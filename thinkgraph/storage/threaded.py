@@ -1,0 +1,112 @@
+"""Async methods for a saver whose work is done by its sync methods, on its own threads.
+
+SQLite and psycopg's sync connection do blocking I/O. LangGraph's async savers for them
+(`AsyncSqliteSaver` through aiosqlite, `AsyncPostgresSaver`) run that I/O on a connection
+thread too; here the saver's own sync methods — with thinkgraph's compact storage — run
+on a small executor that belongs to the saver, so one object serves `invoke` and
+`ainvoke` alike, and the event loop never waits on a disk or a socket.
+
+A SQLite connection is used from one thread at a time anyway (the saver's lock), so its
+executor has one thread, as aiosqlite has. Each call is one short statement batch; many
+runs share the thread by taking turns per checkpoint, not per run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+
+__all__ = ["ThreadedAsyncSaver"]
+
+T = TypeVar("T")
+
+
+class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
+    """Mixin: the async saver methods, each running its sync twin on the saver's executor.
+
+    Put it before the sync saver class in the bases. Only the methods the sync saver
+    implements are given async twins, so LangGraph (and its conformance suite) see the
+    same capabilities from both sides.
+    """
+
+    _executor_threads: int = 1
+    __executor: ThreadPoolExecutor | None = None
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self.__executor is None:
+            self.__executor = ThreadPoolExecutor(
+                max_workers=self._executor_threads,
+                thread_name_prefix=f"thinkgraph-{type(self).__name__}",
+            )
+        return self.__executor
+
+    async def _off_loop(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        call = functools.partial(fn, *args, **kwargs)
+        return await loop.run_in_executor(self._executor(), call)
+
+    def close_executor(self) -> None:
+        """Stop the executor's threads once the calls already handed to it are done."""
+        if self.__executor is not None:
+            self.__executor.shutdown(wait=True)
+            self.__executor = None
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await self._off_loop(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        # Listed in one go on the executor: a sync iterator must not be resumed from
+        # several threads, and a listing is read whole by LangGraph anyway.
+        def listed() -> list[CheckpointTuple]:
+            return list(self.list(config, filter=filter, before=before, limit=limit))
+
+        for item in await self._off_loop(listed):
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await self._off_loop(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await self._off_loop(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._off_loop(self.delete_thread, thread_id)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return await self._off_loop(
+            self.get_delta_channel_history, config=config, channels=channels
+        )
