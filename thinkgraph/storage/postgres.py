@@ -111,10 +111,26 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
                 cur.execute(_MARK_SQL, (Jsonb(checkpoint), thread_id, ns, checkpoint_id))
         return sorted(kept)
 
+    def settle(self) -> None:
+        """Nothing to do: PostgreSQL defers no write work to a later commit."""
+
     def delete_thread(self, thread_id: str) -> None:
         super().delete_thread(thread_id)
         with self._cursor() as cur:
             cur.execute("DELETE FROM kept_snapshots WHERE thread_id = %s", (str(thread_id),))
+
+    def list_thread_ids(self) -> list[str]:
+        """The runs' thread ids, newest first, in one query (see `ListsThreads`)."""
+        from psycopg import Error
+
+        from thinkgraph.storage.threads import LATEST_THREADS_SQL
+
+        try:
+            with self._cursor() as cur:
+                rows = cur.execute(LATEST_THREADS_SQL).fetchall()
+        except Error as exc:
+            raise StorageError(f"cannot list the runs in this store: {exc}") from exc
+        return [row["thread_id"] for row in rows]
 
 
 def open_postgres(url: str, serde: Any) -> PostgresStore:

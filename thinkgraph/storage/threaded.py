@@ -14,6 +14,7 @@ runs share the thread by taking turns per checkpoint, not per run.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -56,7 +57,10 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
     async def _off_loop(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
         call = functools.partial(fn, *args, **kwargs)
-        return await loop.run_in_executor(self._executor(), call)
+        # The caller's context goes along (as with asyncio.to_thread): how a read decodes
+        # may depend on it (`steps_left_packed`).
+        context = contextvars.copy_context()
+        return await loop.run_in_executor(self._executor(), context.run, call)
 
     def close_executor(self) -> None:
         """Stop the executor's threads once the calls already handed to it are done."""

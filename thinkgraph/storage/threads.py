@@ -20,15 +20,17 @@ from thinkgraph.errors import StorageError
 from thinkgraph.hitl import Pending
 from thinkgraph.snapshots import pending_of, status_of
 from thinkgraph.state import Counters, RunInfo
+from thinkgraph.storage.extras import ListsThreads
 from thinkgraph.types import RunStatus, StopReason
 
 __all__ = ["RunSummary", "list_threads", "summarize"]
 
 # Only the root namespace: subgraph checkpoints share the thread id but are not runs.
-_LATEST_SQL = (
+LATEST_THREADS_SQL = (
     "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints "
     "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY latest DESC"
 )
+"""The stores' query for `ListsThreads.list_thread_ids` (the same tables in both)."""
 
 
 class RunSummary(BaseModel):
@@ -83,21 +85,19 @@ def list_threads(saver: BaseCheckpointSaver[Any], limit: int | None = None) -> l
     """The thread ids in a store, the most recently updated first.
 
     Args:
-        saver: a checkpointer from `open_checkpointer` (SQLite, PostgreSQL or memory);
-            any other saver is walked checkpoint by checkpoint, which is correct but slow.
+        saver: a checkpointer from `open_checkpointer` (SQLite, PostgreSQL or memory), or
+            any store that implements `ListsThreads`; any other saver is walked checkpoint
+            by checkpoint, which is correct but slow.
         limit: at most this many threads.
 
     Raises:
         StorageError: the store cannot be read.
     """
     try:
-        if isinstance(saver, InMemorySaver):
+        if isinstance(saver, ListsThreads):
+            ids = saver.list_thread_ids()
+        elif isinstance(saver, InMemorySaver):
             ids = _memory_threads(saver)
-        elif type(saver).__name__ == "SqliteSaver":
-            with saver.lock:  # type: ignore[attr-defined]
-                ids = [row[0] for row in saver.conn.execute(_LATEST_SQL)]  # type: ignore[attr-defined]
-        elif type(saver).__name__ == "PostgresSaver":
-            ids = _postgres_threads(saver)
         else:
             ids = _walked_threads(saver)
     except sqlite3.DatabaseError as exc:
@@ -109,23 +109,6 @@ def _memory_threads(saver: InMemorySaver) -> list[str]:
     # storage: thread id -> namespace -> checkpoint id -> checkpoint.
     latest = {t: max(by_ns[""]) for t, by_ns in saver.storage.items() if by_ns.get("")}
     return [t for t, _ in sorted(latest.items(), key=lambda kv: kv[1], reverse=True)]
-
-
-def _postgres_threads(saver: Any) -> list[str]:
-    from psycopg import Connection, Error
-
-    conn = saver.conn
-    try:
-        with saver.lock:
-            if isinstance(conn, Connection):
-                rows = conn.execute(_LATEST_SQL).fetchall()
-            else:  # a connection pool
-                with conn.connection() as one:
-                    rows = one.execute(_LATEST_SQL).fetchall()
-    except Error as exc:
-        raise StorageError(f"cannot list the runs in this store: {exc}") from exc
-    # open_checkpointer's connections return dicts; a plain connection returns tuples.
-    return [row["thread_id"] if isinstance(row, dict) else row[0] for row in rows]
 
 
 def _walked_threads(saver: BaseCheckpointSaver[Any]) -> list[str]:
