@@ -22,6 +22,7 @@ from thinkgraph._agent_parts import (
     as_tool,
     built_graph,
 )
+from thinkgraph._sync import iterate_sync, run_sync
 from thinkgraph.errors import (
     NotPausedError,
     ResumeValueError,
@@ -47,14 +48,15 @@ from thinkgraph.snapshots import (
 from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer, open_checkpointer
 from thinkgraph.storage.checkpointers import steps_left_packed
-from thinkgraph.storage.lease import thread_lease
+from thinkgraph.storage.extras import KeepsPausedRuns
+from thinkgraph.storage.lease import athread_lease, thread_lease
 from thinkgraph.storage.threads import RunSummary, list_threads, summarize
 from thinkgraph.streaming import (
     RunEnd,
     RunEvent,
     RunStart,
     StepEvent,
-    aiterate,
+    asteps_of,
     graph_events,
     steps_of,
 )
@@ -176,9 +178,13 @@ class Agent:
         Raises:
             ThreadBusyError: someone else is advancing the thread; nothing was changed.
         """
-        _ = self.graph  # opens the store
+        return thread_lease(self._opened(), thread_id, nested=nested)
+
+    def _opened(self) -> BaseCheckpointSaver[Any]:
+        """The store, opened (with the graph compiled) on first use."""
+        _ = self.graph
         assert self._saver is not None
-        return thread_lease(self._saver, thread_id, nested=nested)
+        return self._saver
 
     def _config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
         # Each think step takes at most five super-steps before the next think (approve,
@@ -186,19 +192,17 @@ class Agent:
         limit = 6 * (limits or self.limits).max_steps + 25
         return {"configurable": {"thread_id": thread_id}, "recursion_limit": limit}
 
-    def _refuse_existing(self, thread_id: str, config: RunnableConfig) -> None:
+    async def _refuse_existing(self, thread_id: str, config: RunnableConfig) -> None:
         # Any checkpoint means the thread holds a run, even one killed before its first
         # node; asking the saver for the latest checkpoint does not rebuild the chain.
-        _ = self.graph
-        assert self._saver is not None
-        if self._saver.get_tuple(config) is not None:
+        if await self._opened().aget_tuple(config) is not None:
             raise ThreadExistsError(
                 f"thread {thread_id!r} already holds a run; continue it with "
                 f"resume({thread_id!r}) or start this task on a new thread id"
             )
 
-    def _invoke(self, graph_input: Any, config: RunnableConfig, points: Breakpoints) -> Any:
-        return self.graph.invoke(
+    async def _invoke(self, graph_input: Any, config: RunnableConfig, points: Breakpoints) -> Any:
+        return await self.graph.ainvoke(
             graph_input,
             config,
             durability="sync",
@@ -206,44 +210,48 @@ class Agent:
             interrupt_after=list(points.after) or None,
         )
 
-    def _finish(self, thread_id: str, config: RunnableConfig, output: Any) -> RunResult:
-        """The result of a run that just stopped, from the values `invoke` returned.
+    async def _finish(self, thread_id: str, config: RunnableConfig, output: Any) -> RunResult:
+        """The result of a run that just stopped, from the values `ainvoke` returned.
 
         Reading the stored state again would rebuild the whole chain; the values in hand
         are the same. Only a stop that the output cannot explain (a breakpoint) is read
         back from the store.
         """
         if not isinstance(output, dict):
-            return self._kept(thread_id, self.result(thread_id))
+            return await self._kept(thread_id, await self.aresult(thread_id))
         interrupts = tuple(output.get("__interrupt__") or ())
         if not interrupts and not isinstance(output.get("run"), RunInfo):
-            return self._kept(thread_id, self.result(thread_id))
+            return await self._kept(thread_id, await self.aresult(thread_id))
         values = {k: v for k, v in output.items() if k != "__interrupt__"}
         snapshot = StateSnapshot(values, (), config, None, None, None, (), interrupts)
-        return self._kept(thread_id, self._result_of(thread_id, snapshot))
+        return await self._kept(thread_id, self._result_of(thread_id, snapshot))
 
-    def _kept(self, thread_id: str, result: RunResult) -> RunResult:
+    async def _kept(self, thread_id: str, result: RunResult) -> RunResult:
         """Store a paused run's chain whole at its pause, so a resume replays nothing.
 
         The chain is a `DeltaChannel`: loading it replays every write since its last
         snapshot, which for a long run is most of a resume's time. A store that can keep
-        a snapshot at the paused checkpoint (SQLite) is given the chain in hand.
+        a snapshot at the paused checkpoint (`KeepsPausedRuns`) is given the chain in hand.
         """
-        keep = getattr(self._saver, "keep_for_resume", None)
-        if result.status != "paused" or keep is None or self._saver is None:
+        saver = self._opened()
+        if result.status != "paused" or not isinstance(saver, KeepsPausedRuns):
             return result
-        latest = self._latest_tuple(thread_id)
+        latest = await self._latest_tuple(thread_id)
         if latest is not None:
-            keep(latest.config, {"chain": result.chain})
-        settle = getattr(self._saver, "settle", None)
-        if settle is not None:
-            settle()
+            await asyncio.to_thread(saver.keep_for_resume, latest.config, {"chain": result.chain})
+        await asyncio.to_thread(saver.settle)
         return result
 
     # -- running --------------------------------------------------------------------------
+    # The async methods are the core; each sync one runs its async twin to completion (see
+    # `thinkgraph._sync`), so they behave alike from a script, a thread or a notebook.
 
-    def run(self, task: str, thread_id: str | None = None) -> RunResult:
-        """Run a task until it finishes or pauses.
+    async def arun(self, task: str, thread_id: str | None = None) -> RunResult:
+        """Run a task until it finishes or pauses, without blocking the event loop.
+
+        Many runs of one agent can go at once (``asyncio.gather``): they wait on the model
+        and on tools side by side. Cancelling the task stops the run after its last
+        checkpoint; `resume` continues it from there.
 
         Args:
             task: what the agent should do.
@@ -255,10 +263,57 @@ class Agent:
         """
         thread_id = thread_id or uuid.uuid4().hex[:12]
         config = self._config(thread_id)
-        with self.lease(thread_id):
-            self._refuse_existing(thread_id, config)
-            output = self._invoke(self._start(task), config, self.breakpoints)
-            return self._finish(thread_id, config, output)
+        async with athread_lease(self._opened(), thread_id):
+            await self._refuse_existing(thread_id, config)
+            output = await self._invoke(self._start(task), config, self.breakpoints)
+            return await self._finish(thread_id, config, output)
+
+    def run(self, task: str, thread_id: str | None = None) -> RunResult:
+        """`arun` from sync code: run a task until it finishes or pauses.
+
+        Works inside a running event loop too (a notebook cell). Ctrl-C stops the run
+        after its last checkpoint; `resume` continues it from there.
+
+        Raises:
+            ThreadExistsError: the thread already holds a run (resume it, or use a new id).
+            ThreadBusyError: another process is advancing the thread (see `lease`).
+        """
+        return run_sync(lambda: self.arun(task, thread_id))
+
+    async def aevents(self, task: str, thread_id: str) -> AsyncIterator[RunEvent]:
+        """Run a task, yielding typed events as it goes; see `thinkgraph.streaming`.
+
+        First a `RunStart`, then a `NodeStart` as each node begins and a `StepEvent` per
+        step as it is written, and last a `RunEnd` with the `RunResult`. `thinkgraph run`
+        shows its live progress from these.
+
+        Raises:
+            ThreadExistsError: the thread already holds a run (raised when iterated).
+        """
+        config = self._config(thread_id)
+        async with athread_lease(self._opened(), thread_id, nested=False):
+            await self._refuse_existing(thread_id, config)
+            start = self._start(task)
+            counters = start["counters"]
+            yield RunStart(thread_id, self.limits, counters)
+            for number, step in enumerate(start["chain"]):
+                numbered = step.model_copy(update={"number": number})
+                yield StepEvent(thread_id, "start", numbered, counters)
+            async for event in graph_events(
+                self.graph,
+                start,
+                config,
+                thread_id=thread_id,
+                first_number=len(start["chain"]),
+                counters=counters,
+                breakpoints=self.breakpoints,
+            ):
+                yield event
+            yield RunEnd(await self._kept(thread_id, await self.aresult(thread_id)))
+
+    def events(self, task: str, thread_id: str) -> Iterator[RunEvent]:
+        """`aevents` from sync code; leaving the loop early stops the run at a checkpoint."""
+        return iterate_sync(lambda: self.aevents(task, thread_id))
 
     def stream(self, task: str, thread_id: str) -> Iterator[BaseStep]:
         """Run a task, yielding each chain step as soon as its node's checkpoint is written.
@@ -272,50 +327,15 @@ class Agent:
         return steps_of(self.events(task, thread_id))
 
     def astream(self, task: str, thread_id: str) -> AsyncIterator[BaseStep]:
-        """`stream` as an async iterator: the run goes on in a worker thread.
+        """`stream` as an async iterator.
 
         Example:
             >>> async for step in agent.astream("What is 2 + 40?", "t1"):  # doctest: +SKIP
             ...     print(step.number, step.type)
         """
-        return aiterate(lambda: self.stream(task, thread_id))
+        return asteps_of(self.aevents(task, thread_id))
 
-    def events(self, task: str, thread_id: str) -> Iterator[RunEvent]:
-        """Run a task, yielding typed events as it goes; see `thinkgraph.streaming`.
-
-        First a `RunStart`, then a `NodeStart` as each node begins and a `StepEvent` per
-        step as it is written, and last a `RunEnd` with the `RunResult`. `thinkgraph run`
-        shows its live progress from these.
-
-        Raises:
-            ThreadExistsError: the thread already holds a run (raised when iterated).
-        """
-        config = self._config(thread_id)
-        # Not nested: between events the caller's code runs, and is not the holder.
-        with self.lease(thread_id, nested=False):
-            self._refuse_existing(thread_id, config)
-            start = self._start(task)
-            counters = start["counters"]
-            yield RunStart(thread_id, self.limits, counters)
-            for number, step in enumerate(start["chain"]):
-                numbered = step.model_copy(update={"number": number})
-                yield StepEvent(thread_id, "start", numbered, counters)
-            yield from graph_events(
-                self.graph,
-                start,
-                config,
-                thread_id=thread_id,
-                first_number=len(start["chain"]),
-                counters=counters,
-                breakpoints=self.breakpoints,
-            )
-            yield RunEnd(self._kept(thread_id, self.result(thread_id)))
-
-    async def arun(self, task: str, thread_id: str | None = None) -> RunResult:
-        """`run` without blocking the event loop."""
-        return await asyncio.to_thread(self.run, task, thread_id)
-
-    def resume(self, thread_id: str, decisions: Any = None) -> RunResult:
+    async def aresume(self, thread_id: str, decisions: Any = None) -> RunResult:
         """Continue a run: after a crash, at a breakpoint, or with the answer it waits for.
 
         Args:
@@ -334,12 +354,50 @@ class Agent:
             ThreadBusyError: another process is advancing the thread right now; the run is
                 left as that process leaves it (see `lease`).
         """
-        with self.lease(thread_id):
-            _, todo = self._resume_input(thread_id, decisions)
+        async with athread_lease(self._opened(), thread_id):
+            _, todo = await self._resume_input(thread_id, decisions)
             if todo is None:
-                return self.result(thread_id)
+                return await self.aresult(thread_id)
             graph_input, config, points = todo
-            return self._finish(thread_id, config, self._invoke(graph_input, config, points))
+            output = await self._invoke(graph_input, config, points)
+            return await self._finish(thread_id, config, output)
+
+    def resume(self, thread_id: str, decisions: Any = None) -> RunResult:
+        """`aresume` from sync code; see it for the arguments and errors."""
+        return run_sync(lambda: self.aresume(thread_id, decisions))
+
+    async def aresume_events(
+        self, thread_id: str, decisions: Any = None
+    ) -> AsyncIterator[RunEvent]:
+        """`aresume`, yielding the typed events of `aevents` for the steps it adds.
+
+        A finished run yields only its `RunStart` and `RunEnd`. Raises (when iterated)
+        what `resume` raises.
+        """
+        async with athread_lease(self._opened(), thread_id, nested=False):
+            latest, todo = await self._resume_input(thread_id, decisions)
+            limits = latest.values.get("limits")
+            counters = latest.values.get("counters") or Counters()
+            yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
+            if todo is not None:
+                graph_input, config, points = todo
+                # `_latest` leaves the chain out; its length numbers a user's unnumbered steps.
+                first = len((await self.graph.aget_state(config)).values.get("chain", ()))
+                async for event in graph_events(
+                    self.graph,
+                    graph_input,
+                    config,
+                    thread_id=thread_id,
+                    first_number=first,
+                    counters=counters,
+                    breakpoints=points,
+                ):
+                    yield event
+            yield RunEnd(await self._kept(thread_id, await self.aresult(thread_id)))
+
+    def resume_events(self, thread_id: str, decisions: Any = None) -> Iterator[RunEvent]:
+        """`aresume_events` from sync code."""
+        return iterate_sync(lambda: self.aresume_events(thread_id, decisions))
 
     def stream_resume(self, thread_id: str, decisions: Any = None) -> Iterator[BaseStep]:
         """`resume`, yielding each new chain step as soon as its node's checkpoint is written.
@@ -349,34 +407,8 @@ class Agent:
         return steps_of(self.resume_events(thread_id, decisions))
 
     def astream_resume(self, thread_id: str, decisions: Any = None) -> AsyncIterator[BaseStep]:
-        """`stream_resume` as an async iterator: the run goes on in a worker thread."""
-        return aiterate(lambda: self.stream_resume(thread_id, decisions))
-
-    def resume_events(self, thread_id: str, decisions: Any = None) -> Iterator[RunEvent]:
-        """`resume`, yielding the typed events of `events` for the steps it adds.
-
-        A finished run yields only its `RunStart` and `RunEnd`. Raises (when iterated)
-        what `resume` raises.
-        """
-        with self.lease(thread_id, nested=False):
-            latest, todo = self._resume_input(thread_id, decisions)
-            limits = latest.values.get("limits")
-            counters = latest.values.get("counters") or Counters()
-            yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
-            if todo is not None:
-                graph_input, config, points = todo
-                # `_latest` leaves the chain out; its length numbers a user's unnumbered steps.
-                first = len(self.graph.get_state(config).values.get("chain", ()))
-                yield from graph_events(
-                    self.graph,
-                    graph_input,
-                    config,
-                    thread_id=thread_id,
-                    first_number=first,
-                    counters=counters,
-                    breakpoints=points,
-                )
-            yield RunEnd(self._kept(thread_id, self.result(thread_id)))
+        """`stream_resume` as an async iterator."""
+        return asteps_of(self.aresume_events(thread_id, decisions))
 
     def check_resume(self, thread_id: str, decisions: Any = None) -> str:
         """Check that `resume(thread_id, decisions)` would be accepted, without running it.
@@ -390,34 +422,33 @@ class Agent:
         Raises:
             What `resume` raises for the same arguments; the run is not touched.
         """
-        latest, _ = self._resume_input(thread_id, decisions)
+        latest, _ = run_sync(lambda: self._resume_input(thread_id, decisions))
         return str(latest.config["configurable"]["checkpoint_id"])
 
     def checkpoint_id(self, thread_id: str) -> str | None:
         """The id of a run's latest checkpoint, or None when the thread holds no run."""
-        found = self._latest_tuple(thread_id)
+        with steps_left_packed():  # a paused run's checkpoint may hold the whole chain
+            found = self._opened().get_tuple(self._config(thread_id))
         return None if found is None else str(found.config["configurable"]["checkpoint_id"])
 
-    def _latest_tuple(self, thread_id: str) -> CheckpointTuple | None:
+    async def _latest_tuple(self, thread_id: str) -> CheckpointTuple | None:
         """The run's latest checkpoint as stored, its steps left packed (never revived)."""
-        _ = self.graph
-        assert self._saver is not None
         with steps_left_packed():  # a paused run's checkpoint may hold the whole chain
-            return self._saver.get_tuple(self._config(thread_id))
+            return await self._opened().aget_tuple(self._config(thread_id))
 
     @property
     def store_url(self) -> str | None:
         """The URL of the store this agent was given, or None when given a saver object."""
         return self._store if isinstance(self._store, str) else None
 
-    def _resume_input(
+    async def _resume_input(
         self, thread_id: str, decisions: Any
     ) -> tuple[StateSnapshot, tuple[Any, RunnableConfig, Breakpoints] | None]:
         """The latest checkpoint, and what continues it: (input, config, breakpoints).
 
         None instead when the run has finished. `decisions` are checked first.
         """
-        snapshot = self._latest(thread_id)
+        snapshot = await self._latest(thread_id)
         limits = snapshot.values.get("limits")
         config = self._config(thread_id, limits if isinstance(limits, StepLimits) else None)
         points = snapshot.values.get("breakpoints")
@@ -445,6 +476,8 @@ class Agent:
         return snapshot, None
 
     def _checked_answer(self, waiting: Any, decisions: Any) -> Any:
+        # The graph checks the answer again (whoever resumes it); checking here refuses a
+        # bad one before any of the run is loaded, and before a worker is asked.
         if isinstance(waiting, dict) and waiting.get("kind") == "approval":
             requests = [Pending.model_validate(r) for r in waiting.get("requests", [])]
             return check_approvals(requests, decisions, self.deps.tools)
@@ -474,7 +507,7 @@ class Agent:
         assert self._saver is not None
         return list(reversed(list(checkpoints(self._saver, thread_id))))
 
-    def fork(
+    async def afork(
         self,
         thread_id: str,
         checkpoint_id: str,
@@ -496,7 +529,7 @@ class Agent:
         """
         source = self._config(thread_id)
         source["configurable"]["checkpoint_id"] = checkpoint_id
-        snapshot = self.graph.get_state(source)
+        snapshot = await self.graph.aget_state(source)
         if not snapshot.values:
             raise ThreadNotFoundError(
                 f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}; list them with "
@@ -513,23 +546,39 @@ class Agent:
         as_node = str(values.get("node") or "start")
         values["chain"] = chain
         points = values.get("breakpoints")
-        with self.lease(new_id):  # the source is only read; the new thread is advanced
-            self._refuse_existing(new_id, target)
-            self.graph.update_state(
+        # The source is only read; the new thread is the one advanced.
+        async with athread_lease(self._opened(), new_id):
+            await self._refuse_existing(new_id, target)
+            await self.graph.aupdate_state(
                 target, values, as_node=START if as_node == "start" else as_node
             )
-            self._invoke(None, target, points if isinstance(points, Breakpoints) else Breakpoints())
-            return self._kept(new_id, self.result(new_id))
+            await self._invoke(
+                None, target, points if isinstance(points, Breakpoints) else Breakpoints()
+            )
+            return await self._kept(new_id, await self.aresult(new_id))
+
+    def fork(
+        self,
+        thread_id: str,
+        checkpoint_id: str,
+        *,
+        edit: Mapping[int, Mapping[str, Any]] | None = None,
+        new_thread_id: str | None = None,
+    ) -> RunResult:
+        """`afork` from sync code; see it for the arguments and errors."""
+        return run_sync(
+            lambda: self.afork(thread_id, checkpoint_id, edit=edit, new_thread_id=new_thread_id)
+        )
 
     # -- reading --------------------------------------------------------------------------
 
-    def _latest(self, thread_id: str) -> StateSnapshot:
+    async def _latest(self, thread_id: str) -> StateSnapshot:
         """The latest checkpoint's small channels and open interrupts, without the chain.
 
         Enough to decide how to resume, and much cheaper than `get_state`, which rebuilds
         the whole chain. `values` lacks the chain; `next` is not computed.
         """
-        found = self._latest_tuple(thread_id)
+        found = await self._latest_tuple(thread_id)
         if found is None:
             raise ThreadNotFoundError(
                 f"no run is stored under thread {thread_id!r}; list runs with "
@@ -555,6 +604,16 @@ class Agent:
     def result(self, thread_id: str) -> RunResult:
         """The current result of a run, read from the store."""
         return self._result_of(thread_id, self._snapshot(thread_id))
+
+    async def aresult(self, thread_id: str) -> RunResult:
+        """`result` from async code: the store is read off the event loop."""
+        snapshot = await self.graph.aget_state(self._config(thread_id))
+        if not _exists(snapshot):
+            raise ThreadNotFoundError(
+                f"no run is stored under thread {thread_id!r}; list runs with "
+                "`thinkgraph runs` or check --store"
+            )
+        return self._result_of(thread_id, snapshot)
 
     def _result_of(self, thread_id: str, snapshot: StateSnapshot) -> RunResult:
         values: Mapping[str, Any] = snapshot.values

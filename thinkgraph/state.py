@@ -46,6 +46,7 @@ __all__ = [
     "last_value",
     "new_id",
     "number_steps",
+    "stamp_steps",
 ]
 
 CHAIN_SNAPSHOT_EVERY = 2000
@@ -351,6 +352,17 @@ def number_steps(steps: Sequence[BaseStep], first: int) -> None:
     for offset, step in enumerate(steps):
         if step.number != first + offset:
             object.__setattr__(step, "number", first + offset)
+
+
+def stamp_steps(steps: Sequence[BaseStep], node: str) -> None:
+    """Name the node that wrote freshly made steps, in place, where the step left it empty.
+
+    A node of a user's built with `thinkgraph.graphs.nodes.node` may make steps without
+    naming itself; the run overlay and the views count steps by their node.
+    """
+    for step in steps:
+        if not step.node:
+            object.__setattr__(step, "node", node)
 
 
 def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) -> list[BaseStep]:

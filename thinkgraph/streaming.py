@@ -8,17 +8,15 @@
   numbered as in the stored chain;
 - one `RunEnd` with the run's `RunResult` (done, failed, paused or still running).
 
-`Agent.stream` and friends keep only the steps. `aiterate` turns any of these iterators
-into an async one without blocking the event loop.
+`Agent.stream` and friends keep only the steps. Each has an async twin (`Agent.aevents`,
+`astream`, …): the sync ones run it on thinkgraph's loop thread.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from thinkgraph.state import BaseStep, Counters
 from thinkgraph.types import StepLimits
@@ -36,12 +34,10 @@ __all__ = [
     "RunEvent",
     "RunStart",
     "StepEvent",
-    "aiterate",
+    "asteps_of",
     "graph_events",
     "steps_of",
 ]
-
-T = TypeVar("T")
 
 # Events are in-process records around pydantic ones (steps, counters, the result): they
 # are never stored, so plain frozen dataclasses, with no validation per step.
@@ -97,7 +93,7 @@ RunEvent: TypeAlias = RunStart | NodeStart | StepEvent | RunEnd
 """Any event of a streamed run; tell them apart with `isinstance` or `.event`."""
 
 
-def graph_events(
+async def graph_events(
     graph: CompiledStateGraph[Any, Any, Any, Any],
     graph_input: Any,
     config: RunnableConfig,
@@ -106,7 +102,7 @@ def graph_events(
     first_number: int,
     counters: Counters,
     breakpoints: Breakpoints,
-) -> Iterator[NodeStart | StepEvent]:
+) -> AsyncIterator[NodeStart | StepEvent]:
     """Run the graph, yielding node starts and written steps.
 
     Args:
@@ -118,7 +114,7 @@ def graph_events(
         counters: the totals before this call.
         breakpoints: where to pause.
     """
-    stream = graph.stream(
+    stream = graph.astream(
         graph_input,
         config,
         stream_mode=["updates", "tasks"],
@@ -127,9 +123,9 @@ def graph_events(
         interrupt_after=list(breakpoints.after) or None,
     )
     # With a list of modes LangGraph yields (mode, chunk) pairs.
-    chunks = cast(Iterator[tuple[str, Any]], stream)
+    chunks = cast(AsyncIterator[tuple[str, Any]], stream)
     number = first_number
-    for mode, chunk in chunks:
+    async for mode, chunk in chunks:
         if mode == "tasks":
             if "input" in chunk:  # a task starting; its result comes as an update
                 yield NodeStart(thread_id, str(chunk["name"]), counters)
@@ -155,50 +151,8 @@ def steps_of(events: Iterable[RunEvent]) -> Iterator[BaseStep]:
             yield event.step
 
 
-async def aiterate(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]:
-    """Run ``make()``'s iterator in a worker thread and yield its items asynchronously.
-
-    Nodes and checkpointers are synchronous (SQLite's saver has no async methods), so the
-    run goes on in one thread and hands each item over through an `asyncio.Queue`; every
-    store works and the event loop stays free. Leaving the loop early stops the run after
-    the node in progress: its checkpoint is written, so it can be resumed.
-
-    Args:
-        make: builds the iterator, e.g. ``lambda: agent.stream(task, thread_id)``; called
-            in the worker thread.
-    """
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-    stop = threading.Event()
-
-    def pump() -> None:
-        try:
-            items = make()
-            try:
-                for item in items:
-                    loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
-                    if stop.is_set():
-                        break
-            finally:
-                close = getattr(items, "close", None)
-                if close is not None:
-                    close()
-        except BaseException as exc:  # handed to the consumer, who raises it
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
-        else:
-            loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
-
-    worker = asyncio.ensure_future(asyncio.to_thread(pump))
-    try:
-        while True:
-            kind, value = await queue.get()
-            if kind == "item":
-                yield value
-            elif kind == "error":
-                raise value
-            else:
-                return
-    finally:
-        stop.set()
-        # Wait for the node in progress: the store must not close under a running write.
-        await worker
+async def asteps_of(events: AsyncIterable[RunEvent]) -> AsyncIterator[BaseStep]:
+    """Only the chain steps of an async stream of events."""
+    async for event in events:
+        if isinstance(event, StepEvent):
+            yield event.step

@@ -21,21 +21,14 @@ Example:
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from thinkgraph.llm.base import (
-    ChatModel,
-    Message,
-    ModelReply,
-    ModelRequest,
-    call_step,
-    failed_call_step,
-)
+from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest
+from thinkgraph.llm.call import call_model
 from thinkgraph.policies._json import describe_errors, find_json_object
 from thinkgraph.state import (
     BaseStep,
@@ -159,7 +152,7 @@ class Review:
 class ModelReviewer(Protocol):
     """A validator that calls a model; validate records the call and counts its usage."""
 
-    def review(
+    async def review(
         self, answer: str, state: Mapping[str, Any], *, model: ChatModel, turn: int
     ) -> Review:
         """Check `answer`, using `model` unless the validator has its own."""
@@ -178,7 +171,7 @@ class LLMCritic:
         self.instructions = instructions
         self.__name__ = "llm_critic"
 
-    def review(
+    async def review(
         self, answer: str, state: Mapping[str, Any], *, model: ChatModel, turn: int
     ) -> Review:
         """Ask the critic model; a failed call or an unreadable reply fails the answer."""
@@ -186,32 +179,24 @@ class LLMCritic:
         request = ModelRequest(
             messages=self.messages(answer, state.get("chain", [])), turn=turn, purpose="critic"
         )
-        started = time.perf_counter()
-        try:
-            reply = critic.complete(request)
-        except Exception as exc:  # the provider's failure is recorded, not raised
-            step = failed_call_step(
-                critic.name,
-                exc,
-                purpose="critic",
-                node="validate",
-                latency_s=time.perf_counter() - started,
-            )
-            error = step.error
+        called = await call_model(critic, request, node="validate")
+        if called.reply is None:  # the provider's failure is recorded, not raised
             verdict = Verdict(
                 passed=False,
-                reason=f"the critic could not be asked ({error})",
+                reason=f"the critic could not be asked ({called.step.error})",
                 validator="llm_critic",
             )
-            return Review(verdict, step, None)
-        step = call_step(reply, purpose="critic", node="validate")
-        return Review(parse_critique(reply.text), step, reply)
+            return Review(verdict, called.step, None)
+        return Review(parse_critique(called.reply.text), called.step, called.reply)
 
     def __call__(self, answer: str, state: Mapping[str, Any]) -> Verdict:
-        """Check an answer outside a run (inside one, validate calls `review`)."""
+        """Check an answer outside a run (inside one, validate awaits `review`)."""
+        from thinkgraph._sync import run_sync
+
         if self.model is None:
             raise TypeError("llm_critic() without model= can only run inside an Agent")
-        return self.review(answer, state, model=self.model, turn=0).verdict
+        model = self.model
+        return run_sync(lambda: self.review(answer, state, model=model, turn=0)).verdict
 
     def messages(self, answer: str, chain: Sequence[BaseStep]) -> list[Message]:
         """The critic's prompt: the task, the latest observations and the answer."""

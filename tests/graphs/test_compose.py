@@ -152,9 +152,21 @@ def test_a_node_wrapped_without_deps_gets_the_state_only_and_its_steps_numbered(
         return {"chain": [ThoughtStep(node="stamp", text=f"{len(state['chain'])} steps so far")]}
 
     run = nodes.node("stamp", stamp)
-    update = run({"chain": [ThoughtStep(node="think")] * 3})  # type: ignore[typeddict-item]
+    update = run.invoke({"chain": [ThoughtStep(node="think")] * 3})
     assert update["node"] == "stamp" and update["chain"][0].number == 3
     assert update["chain"][0].text == "3 steps so far"
+
+
+def test_a_node_stamps_its_name_on_steps_that_leave_it_empty_sync_or_async() -> None:
+    def plain(state: AgentState) -> dict[str, Any]:
+        return {"chain": [HumanStep(kind="review", text="ok"), ThoughtStep(node="other")]}
+
+    async def awaited(state: AgentState) -> dict[str, Any]:
+        return plain(state)
+
+    for fn in (plain, awaited):
+        update = nodes.node("critic", fn).invoke({"chain": []})
+        assert [s.node for s in update["chain"]] == ["critic", "other"]
 
 
 def test_a_users_unwrapped_node_streams_its_steps_with_their_stored_numbers() -> None:

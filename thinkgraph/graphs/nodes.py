@@ -33,16 +33,21 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, TypeAlias
 
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.types import Send
 
+from thinkgraph._langgraph import dual_node
 from thinkgraph.graphs import routing
 from thinkgraph.graphs._dispatch import THINK_TARGETS
 from thinkgraph.graphs._dispatch import route_approved as _route_approved
 from thinkgraph.graphs._dispatch import route_think as _route_think
+from thinkgraph.llm.call import count_usage
 from thinkgraph.nodes.act import ActTask
 from thinkgraph.nodes.act import act as _act
 from thinkgraph.nodes.approve import approve as _approve
@@ -51,10 +56,9 @@ from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.finalize import finalize as _finalize
 from thinkgraph.nodes.observe import observe as _observe
 from thinkgraph.nodes.reset import reset as _reset
-from thinkgraph.nodes.think import count_usage
 from thinkgraph.nodes.think import think as _think
 from thinkgraph.nodes.validate import validate as _validate
-from thinkgraph.state import AgentState, number_steps
+from thinkgraph.state import AgentState, number_steps, stamp_steps
 from thinkgraph.types import StepLimits
 
 __all__ = [
@@ -85,8 +89,9 @@ __all__ = [
 # `count_usage(counters, reply, elapsed_s)` is here for nodes of yours that call the model:
 # their calls then count in the budgets and in the turn a ScriptedModel replies by.
 
-Node: TypeAlias = Callable[..., dict[str, Any]]
-"""A graph node: the state (or an act task) in, the channels it changes out."""
+Node: TypeAlias = Runnable[Any, dict[str, Any]]
+"""A graph node for ``add_node``: the state (or an act task) in, the channels it changes out.
+Async inside; LangGraph runs it from ``ainvoke`` and ``invoke`` alike."""
 Router: TypeAlias = Callable[[AgentState], "str | list[Send]"]
 """A router for ``add_conditional_edges``: the next node's name, or act tasks."""
 
@@ -103,11 +108,19 @@ HUMAN_TARGETS: Final = [routing.THINK, routing.FINALIZE]
 # -- nodes ------------------------------------------------------------------------------
 
 
-def node(name: str, fn: Callable[..., Mapping[str, Any] | None], deps: Deps | None = None) -> Node:
+def node(
+    name: str,
+    fn: Callable[..., Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None],
+    deps: Deps | None = None,
+) -> Node:
     """Make `fn` a thinkgraph node named `name`; every node of ours is made this way.
 
     The node records its name in the ``node`` channel (breakpoints, history and fork read
-    it), numbers the chain steps it writes, and leaves out channels it did not change.
+    it), stamps the chain steps it writes with its name (where `fn` left it empty) and
+    numbers them, and leaves out channels it did not change. The node is async: run the
+    graph with ``ainvoke``/``astream`` (or through `Agent`, whose sync methods do that).
+    An ``async def`` `fn` is awaited; a plain function runs in a worker thread, so one
+    that blocks on I/O never holds up the other runs.
 
     Args:
         name: the node's name in the graph.
@@ -116,14 +129,19 @@ def node(name: str, fn: Callable[..., Mapping[str, Any] | None], deps: Deps | No
         deps: the agent's parts, passed to `fn`; None for a node that needs none.
 
     Example:
-        >>> def critic(state, *, deps):
-        ...     return {"chain": [HumanStep(node="critic", kind="review", text="ok")]}
+        >>> async def critic(state, *, deps):
+        ...     return {"chain": [HumanStep(kind="review", text="ok")]}
         >>> graph.add_node("critic", node("critic", critic, deps))  # doctest: +SKIP
     """
+    call: Callable[[AgentState], Any] = fn if deps is None else functools.partial(fn, deps=deps)
+    is_async = inspect.iscoroutinefunction(fn)
 
-    def run(state: AgentState) -> dict[str, Any]:
-        update = dict((fn(state) if deps is None else fn(state, deps=deps)) or {})
-        number_steps(update.get("chain", ()), len(state["chain"]))
+    async def run(state: AgentState) -> dict[str, Any]:
+        out = await call(state) if is_async else await asyncio.to_thread(call, state)
+        update = dict(out or {})
+        steps = update.get("chain", ())
+        stamp_steps(steps, name)
+        number_steps(steps, len(state["chain"]))
         # A value equal to the one stored is left out: the state is the same either way,
         # and each written channel costs a serialized row in the checkpoint's writes.
         changed = {
@@ -135,7 +153,7 @@ def node(name: str, fn: Callable[..., Mapping[str, Any] | None], deps: Deps | No
 
     run.__name__ = name
     run.__qualname__ = name
-    return run
+    return dual_node(name, run)
 
 
 def think(deps: Deps, *, name: str = routing.THINK) -> Node:
@@ -179,15 +197,15 @@ def act(deps: Deps) -> Node:
     Add it under the name "act"; LangGraph reads its input (`ActTask`) from the signature.
     """
 
-    def run(task: ActTask, config: RunnableConfig) -> dict[str, Any]:
-        update = _act(task, config, deps=deps)
+    async def run(task: ActTask, config: RunnableConfig) -> dict[str, Any]:
+        update = await _act(task, config, deps=deps)
         if "number" in task:
             number_steps(update.get("chain", ()), task["number"])
         return {**update, "node": routing.ACT}
 
     run.__name__ = routing.ACT
     run.__qualname__ = routing.ACT
-    return run
+    return dual_node(routing.ACT, run)
 
 
 # -- routers ----------------------------------------------------------------------------

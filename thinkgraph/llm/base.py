@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 from thinkgraph.state import LLMCallStep, ToolCall
 
 __all__ = [
+    "AsyncChatModel",
     "ChatModel",
     "Message",
     "ModelReply",
@@ -60,7 +61,9 @@ class ChatModel(Protocol):
     """Anything that can answer a `ModelRequest`. Plug in your own by implementing this.
 
     Raise on failure (network, provider, timeout): think records the error as a step and the
-    guards decide what happens next.
+    guards decide what happens next. A model with only `complete` works: runs call it in a
+    worker thread. Add `acomplete` (see `AsyncChatModel`) and runs await it instead, so one
+    process can wait on a thousand calls at once.
     """
 
     @property
@@ -71,6 +74,11 @@ class ChatModel(Protocol):
     def complete(self, request: ModelRequest) -> ModelReply:
         """Answer one request."""
         ...
+
+
+@runtime_checkable
+class AsyncChatModel(ChatModel, Protocol):
+    """A `ChatModel` that also answers from async code; runs await `acomplete`."""
 
     async def acomplete(self, request: ModelRequest) -> ModelReply:
         """Answer one request without blocking the event loop."""

@@ -19,7 +19,7 @@ from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState, Counters, ToolCall, ToolResultStep
 from thinkgraph.tools.base import ToolContext
 from thinkgraph.tools.cache import replay_cached
-from thinkgraph.tools.runner import execute_call
+from thinkgraph.tools.runner import aexecute_call
 
 __all__ = ["ActTask", "act", "time_left", "tool_context"]
 
@@ -60,15 +60,19 @@ def tool_context(task: ActTask, config: RunnableConfig) -> ToolContext:
     return ToolContext.for_call(thread_id, task["step"], task["call"].id)
 
 
-def act(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str, Any]:
+async def act(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str, Any]:
     """Run the call and record its result. Never raises for a tool's failure.
 
     Each call is its own LangGraph task, so the result of a call that finished is saved
     even if a sibling call (or the process) dies; on resume only unfinished calls re-run.
+    An `async def` tool is awaited on the loop; a sync tool runs in the bounded tool
+    thread pool, so calls of many runs wait side by side.
     """
     ctx = tool_context(task, config)
     cached = task.get("cached")
     if cached is not None:
         return {"chain": [replay_cached(cached, task["call"], ctx)]}
-    result = execute_call(deps.tools, task["call"], ctx, time_left_s=task.get("time_left_s"))
+    result = await aexecute_call(
+        deps.tools, task["call"], ctx, time_left_s=task.get("time_left_s")
+    )
     return {"chain": [result.model_copy(update={"node": "act"})]}

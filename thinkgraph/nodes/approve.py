@@ -74,7 +74,7 @@ def approval_requests(state: AgentState) -> list[Pending]:
     ]
 
 
-def approve(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+async def approve(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Pause once for every call that needs approval, then apply the decisions.
 
     LangGraph re-runs this node from the start when the run resumes, so nothing here may

@@ -80,7 +80,7 @@ HumanAnswer = Annotated[
 """The answer to an ask_human pause, checked by `interrupt` before LangGraph records it."""
 
 
-def ask_human(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+async def ask_human(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Pause with what was accomplished and what failed; resume with the person's answer.
 
     Nothing before `interrupt` has side effects, because LangGraph re-runs this node from

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -14,8 +14,11 @@ from thinkgraph.tools.registry import ToolRegistry
 
 __all__ = ["Deps", "Validator"]
 
-Validator: TypeAlias = Callable[[str, Mapping[str, Any]], "Verdict | bool | str | None"]
-"""A check on a candidate answer: `(answer, state) -> Verdict`.
+Validator: TypeAlias = Callable[
+    [str, Mapping[str, Any]],
+    "Verdict | bool | str | Awaitable[Verdict | bool | str | None] | None",
+]
+"""A check on a candidate answer: `(answer, state) -> Verdict`, or an `async def` one.
 
 For convenience it may also return True/None (passed), False (failed) or a str (failed,
 with that reason).

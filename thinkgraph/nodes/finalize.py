@@ -6,9 +6,9 @@ import time
 from typing import Any
 
 from thinkgraph.graphs.routing import guard_stop
-from thinkgraph.llm.base import ModelRequest, call_step, failed_call_step
+from thinkgraph.llm.base import ModelRequest
+from thinkgraph.llm.call import call_model, count_usage
 from thinkgraph.nodes.deps import Deps
-from thinkgraph.nodes.think import count_usage
 from thinkgraph.state import (
     AgentState,
     BaseStep,
@@ -22,7 +22,7 @@ from thinkgraph.types import StopReason
 __all__ = ["finalize"]
 
 
-def finalize(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+async def finalize(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """End the run.
 
     With an accepted answer, record it. After an abort, record the abort. At a guard (max
@@ -45,10 +45,10 @@ def finalize(state: AgentState, *, deps: Deps) -> dict[str, Any]:
             # The provider refused the credentials: name that, not the failure count.
             return _end(None, "model_error", "failed", counters, detail=detail)
         return _end(None, reason, "failed", counters, detail=detail)
-    return _forced_answer(state, deps, reason, counters)
+    return await _forced_answer(state, deps, reason, counters)
 
 
-def _forced_answer(
+async def _forced_answer(
     state: AgentState, deps: Deps, reason: StopReason, counters: Counters
 ) -> dict[str, Any]:
     started = time.perf_counter()
@@ -62,20 +62,14 @@ def _forced_answer(
         turn=counters.model_calls,
         purpose="finalize",
     )
-    try:
-        reply = deps.model.complete(request)
-    except Exception as exc:  # a provider failure ends the run with the reason recorded
-        call_failed = failed_call_step(deps.model.name, exc, purpose="finalize")
-        message = call_failed.error or ""
-        failed: list[BaseStep] = [
-            call_failed,
-            ErrorStep(node="finalize", kind="model", message=message),
-        ]
-        counters = count_usage(counters, None, time.perf_counter() - started)
+    called = await call_model(deps.model, request)
+    counters = count_usage(counters, called.reply, time.perf_counter() - started)
+    call = called.step
+    if called.reply is None:  # a provider failure ends the run with the reason recorded
+        message = call.error or ""
+        failed: list[BaseStep] = [call, ErrorStep(node="finalize", kind="model", message=message)]
         return _end(None, reason, "failed", counters, detail=message, before=failed, forced=True)
-    call = call_step(reply, purpose="finalize")
-    decision = deps.policy.parse_reply(reply)
-    counters = count_usage(counters, reply, time.perf_counter() - started)
+    decision = deps.policy.parse_reply(called.reply)
     if decision.kind == "final" and decision.answer is not None:
         return _end(decision.answer, reason, "done", counters, before=[call], forced=True)
     detail = "the model did not give a final answer when asked for one"

@@ -57,7 +57,7 @@ def _results_for(chain: Sequence[BaseStep], calls: Sequence[ToolCall]) -> dict[s
     return found
 
 
-def observe(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+async def observe(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Write one observation per call, update the failure counter, clear pending calls.
 
     act and observe are separate nodes so that a crash after a tool returned never re-runs

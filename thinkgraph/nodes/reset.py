@@ -21,7 +21,7 @@ def _lesson(state: AgentState) -> str:
     return ""
 
 
-def reset(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+async def reset(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Mark a reset point; the next projection starts after it, with the lesson."""
     counters = state.get("counters") or Counters()
     return {

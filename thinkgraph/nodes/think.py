@@ -6,7 +6,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from thinkgraph.llm.base import ModelReply, ModelRequest, call_step, failed_call_step
+from thinkgraph.llm.base import ModelRequest
+from thinkgraph.llm.call import call_model, count_usage
 from thinkgraph.nodes.approve import calls_needing_approval
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.policies.base import Decision
@@ -23,7 +24,13 @@ from thinkgraph.state import (
 )
 from thinkgraph.types import NextAction, StepLimits
 
-__all__ = ["gate_confidence", "is_fatal_model_error", "refused_decision_feedback", "think"]
+__all__ = [
+    "count_usage",
+    "gate_confidence",
+    "is_fatal_model_error",
+    "refused_decision_feedback",
+    "think",
+]
 
 
 def refused_decision_feedback(
@@ -63,23 +70,7 @@ def refused_decision_feedback(
     return None
 
 
-def count_usage(counters: Counters, reply: ModelReply | None, elapsed: float) -> Counters:
-    """Counters after one model call (reply None when the call failed)."""
-    update: dict[str, Any] = {
-        "model_calls": counters.model_calls + 1,
-        "elapsed_s": counters.elapsed_s + elapsed,
-    }
-    if reply is not None:
-        update["prompt_tokens"] = counters.prompt_tokens + (reply.prompt_tokens or 0)
-        update["completion_tokens"] = counters.completion_tokens + (reply.completion_tokens or 0)
-        if reply.cost_usd is None:
-            update["cost_known"] = False
-        else:
-            update["cost_usd"] = counters.cost_usd + reply.cost_usd
-    return counters.model_copy(update=update)
-
-
-def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+async def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Project the chain, call the model, parse the reply, record the decision.
 
     A reply that cannot be parsed becomes an error step with feedback for the model and
@@ -97,11 +88,11 @@ def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     tools = list(deps.tools)
     shown: list[BaseStep] = [*chain, *steps]
     if deps.context is not None:
-        fitted = fit_context(deps.context, shown, deps.model, counters.model_calls)
+        fitted = await fit_context(deps.context, shown, deps.model, counters.model_calls)
         shown = fitted.chain
-        steps.extend(fitted.steps)
-        for used in fitted.replies:  # time is counted once, for the whole node, below
-            counters = count_usage(counters, used, 0.0)
+        for summary in fitted.calls:
+            steps.append(summary.step)
+            counters = count_usage(counters, summary.reply, 0.0)  # the node's time is added below
     request = ModelRequest(
         messages=deps.policy.to_messages(shown, tools),
         tools=deps.policy.tool_schemas(tools),
@@ -109,24 +100,25 @@ def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         purpose="think",
     )
     counters = counters.model_copy(update={"steps": counters.steps + 1})
-    try:
-        reply = deps.model.complete(request)
-    except Exception as exc:  # the provider's failure is the run's data, not our crash
-        failed = failed_call_step(deps.model.name, exc, purpose="think")
-        message = failed.error or ""
-        fatal = is_fatal_model_error(exc)
-        steps.append(failed)
+    called = await call_model(deps.model, request)
+    # The whole node's time counts, projection and parsing included, not only the call's.
+    counters = count_usage(counters, called.reply, 0.0)
+    counters = counters.model_copy(
+        update={"elapsed_s": counters.elapsed_s + (time.perf_counter() - started)}
+    )
+    steps.append(called.step)
+    if called.reply is None:
+        message = called.step.error or ""
+        fatal = called.error is not None and is_fatal_model_error(called.error)
         steps.append(ErrorStep(node="think", kind="model", message=message, fatal=fatal))
-        counters = count_usage(counters, None, time.perf_counter() - started)
         if fatal:
             # Retrying cannot help (a refused key): use up the failure allowance so the
             # router ends the run now (or asks a person), and finalize names the cause.
             failures = max(counters.consecutive_failures, limits.max_consecutive_failures - 1)
             counters = counters.model_copy(update={"consecutive_failures": failures})
         return _decided(steps, counters, failed=True)
-    call = call_step(reply, purpose="think")
-    steps.append(call)
-    decision = gate_confidence(deps.policy.parse_reply(reply), deps.confidence_threshold)
+    call = called.step
+    decision = gate_confidence(deps.policy.parse_reply(called.reply), deps.confidence_threshold)
     if decision.kind == "error":
         error = decision.error or "the reply could not be parsed"
         steps.append(
@@ -134,7 +126,6 @@ def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
                 node="think", kind="parse", message=error, feedback=error, llm_call_id=call.id
             )
         )
-        counters = count_usage(counters, reply, time.perf_counter() - started)
         return _decided(steps, counters, failed=True)
     action = decision.next_action
     steps.append(
@@ -149,7 +140,6 @@ def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     )
     calls = list(decision.tool_calls) if action == NextAction.CONTINUE else []
     steps.extend(ToolCallStep(node="think", call=c, think_step=counters.steps) for c in calls)
-    counters = count_usage(counters, reply, time.perf_counter() - started)
     return {
         "chain": steps,
         "counters": counters,

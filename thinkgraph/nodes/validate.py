@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from thinkgraph.llm.call import count_usage
 from thinkgraph.nodes.deps import Deps, Validator
-from thinkgraph.nodes.think import count_usage
 from thinkgraph.state import AgentState, BaseStep, Counters, ValidationStep, Verdict
 from thinkgraph.types import NextAction
 from thinkgraph.validators import ModelReviewer
@@ -19,8 +20,8 @@ def _name(validator: Validator) -> str:
     return getattr(validator, "__name__", None) or type(validator).__name__
 
 
-def run_validator(validator: Validator, answer: str, state: Mapping[str, Any]) -> Verdict:
-    """Call one validator and normalize what it returned into a Verdict.
+async def run_validator(validator: Validator, answer: str, state: Mapping[str, Any]) -> Verdict:
+    """Call one validator (awaited when it is async) and make what it returned a Verdict.
 
     A validator that raises fails the answer with the exception as the reason: the run goes
     on and the chain shows which validator broke and how.
@@ -28,6 +29,8 @@ def run_validator(validator: Validator, answer: str, state: Mapping[str, Any]) -
     name = _name(validator)
     try:
         out = validator(answer, state)
+        if inspect.isawaitable(out):
+            out = await out
     except Exception as exc:
         return Verdict(passed=False, reason=f"{type(exc).__name__}: {exc}", validator=name)
     if isinstance(out, Verdict):
@@ -44,7 +47,7 @@ def run_validator(validator: Validator, answer: str, state: Mapping[str, Any]) -
     )
 
 
-def validate(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+async def validate(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Accept the candidate answer, or send it back with every failing validator's reason."""
     started = time.perf_counter()
     answer = state.get("candidate") or ""
@@ -54,12 +57,14 @@ def validate(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     for validator in deps.validators:
         if isinstance(validator, ModelReviewer):
             # A model-backed validator's call is a chain step and counts in the budgets.
-            review = validator.review(answer, state, model=deps.model, turn=counters.model_calls)
+            review = await validator.review(
+                answer, state, model=deps.model, turn=counters.model_calls
+            )
             steps.append(review.step)
             counters = count_usage(counters, review.reply, 0.0)
             verdicts.append(review.verdict)
         else:
-            verdicts.append(run_validator(validator, answer, state))
+            verdicts.append(await run_validator(validator, answer, state))
     passed = all(v.passed for v in verdicts)
     if verdicts:
         steps.append(

@@ -26,19 +26,12 @@ Example:
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from thinkgraph.llm.base import (
-    ChatModel,
-    Message,
-    ModelReply,
-    ModelRequest,
-    call_step,
-    failed_call_step,
-)
+from thinkgraph.llm.base import ChatModel, Message, ModelRequest
+from thinkgraph.llm.call import ModelCall, call_model
 from thinkgraph.policies._messages import user_text
 from thinkgraph.policies.projection import (
     AssistantTurn,
@@ -135,17 +128,16 @@ class ContextPolicy:
 
 @dataclass(frozen=True, slots=True)
 class Fitted:
-    """What `fit_context` decided: the chain to project and the steps it recorded."""
+    """What `fit_context` decided: the chain to project and the summary call it made."""
 
     chain: list[BaseStep]
     """The steps the prompt is projected from."""
-    steps: list[BaseStep] = field(default_factory=list)
-    """A summarize `LLMCallStep` (successful or failed) to append to the run's chain."""
-    replies: list[ModelReply | None] = field(default_factory=list)
-    """One entry per model call made (None for a failed call), for the usage counters."""
+    calls: list[ModelCall] = field(default_factory=list)
+    """The summarize call made, if any: its step (successful or failed) goes in the run's
+    chain and its reply counts in the usage counters."""
 
 
-def fit_context(
+async def fit_context(
     policy: ContextPolicy, chain: Sequence[BaseStep], model: ChatModel, turn: int
 ) -> Fitted:
     """Fit `chain` into `policy`, summarizing first when the policy says so.
@@ -157,7 +149,8 @@ def fit_context(
         turn: The run's model-call count, for `ModelRequest.turn`.
 
     Returns:
-        The chain to project, and the summarize step to record when a call was made.
+        The chain to project, and the summarize call when one was made. A failed summary
+        never fails the step: the chain is truncated instead.
     """
     old = policy.overflow(chain) if policy.mode == "summarize" else []
     if not old:
@@ -165,28 +158,19 @@ def fit_context(
     request = ModelRequest(
         messages=policy.summary_request(chain, old), turn=turn, purpose="summarize"
     )
-    started = time.perf_counter()
-    try:
-        reply = model.complete(request)
-    except Exception as exc:  # a failed summary must not fail the step: truncate instead
-        failed = failed_call_step(
-            model.name,
-            exc,
-            purpose="summarize",
-            node="think",
-            latency_s=time.perf_counter() - started,
-        )
-        return Fitted(chain=policy.select(chain), steps=[failed], replies=[None])
-    text = reply.text.strip()
-    step = call_step(
-        reply,
-        purpose="summarize",
-        node="think",
-        text=text,
-        error=None if text else "the model answered the summary request with nothing",
-        covers_through=max(s.number for s in old) if text else None,
+    called = await call_model(model, request, node="think")
+    if called.reply is None:
+        return Fitted(chain=policy.select(chain), calls=[called])
+    text = called.reply.text.strip()
+    step = called.step.model_copy(
+        update={
+            "text": text,
+            "error": None if text else "the model answered the summary request with nothing",
+            "covers_through": max(s.number for s in old) if text else None,
+        }
     )
-    return Fitted(chain=policy.select([*chain, step]), steps=[step], replies=[reply])
+    called = ModelCall(step, called.reply, None, called.elapsed_s)
+    return Fitted(chain=policy.select([*chain, step]), calls=[called])
 
 
 # -- entries ----------------------------------------------------------------------------------

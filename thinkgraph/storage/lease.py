@@ -313,7 +313,9 @@ def thread_lease(
 
 
 @asynccontextmanager
-async def athread_lease(saver: BaseCheckpointSaver[Any], thread_id: str) -> AsyncIterator[None]:
+async def athread_lease(
+    saver: BaseCheckpointSaver[Any], thread_id: str, *, nested: bool = True
+) -> AsyncIterator[None]:
     """`thread_lease` for async code: taking and giving back happen off the event loop."""
     leases = leases_for(saver)
     key = (id(leases), thread_id)
@@ -322,9 +324,10 @@ async def athread_lease(saver: BaseCheckpointSaver[Any], thread_id: str) -> Asyn
         return
     held = leases.lease_thread(thread_id)
     await asyncio.to_thread(held.__enter__)
-    token = _HELD.set(_HELD.get() | {key})
+    token = _HELD.set(_HELD.get() | {key}) if nested else None
     try:
         yield
     finally:
-        _HELD.reset(token)
+        if token is not None:
+            _HELD.reset(token)
         await asyncio.to_thread(held.__exit__, None, None, None)

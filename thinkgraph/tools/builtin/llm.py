@@ -14,6 +14,7 @@ from typing import cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest
+from thinkgraph.llm.call import acomplete
 from thinkgraph.llm.litellm import as_chat_model
 from thinkgraph.tools.base import Tool, ToolContext, ToolKind
 from thinkgraph.tools.output import ToolOutput, ToolUsage
@@ -64,7 +65,7 @@ class LLMTool(Tool):
         return self._output(self.model.complete(self._request(cast(_LLMArgs, args))))
 
     async def arun(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        return self._output(await self.model.acomplete(self._request(cast(_LLMArgs, args))))
+        return self._output(await acomplete(self.model, self._request(cast(_LLMArgs, args))))
 
     def _request(self, args: _LLMArgs) -> ModelRequest:
         messages: list[Message] = []
