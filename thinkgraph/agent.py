@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Literal, overload
 
 from langchain_core.runnables import RunnableConfig
@@ -179,6 +179,10 @@ class Agent:
             ThreadBusyError: someone else is advancing the thread; nothing was changed.
         """
         return thread_lease(self._opened(), thread_id, nested=nested)
+
+    def alease(self, thread_id: str) -> AbstractAsyncContextManager[None]:
+        """`lease` for async code (``async with agent.alease(t): ...``)."""
+        return athread_lease(self._opened(), thread_id)
 
     def _opened(self) -> BaseCheckpointSaver[Any]:
         """The store, opened (with the graph compiled) on first use."""
@@ -429,6 +433,11 @@ class Agent:
         """The id of a run's latest checkpoint, or None when the thread holds no run."""
         with steps_left_packed():  # a paused run's checkpoint may hold the whole chain
             found = self._opened().get_tuple(self._config(thread_id))
+        return None if found is None else str(found.config["configurable"]["checkpoint_id"])
+
+    async def acheckpoint_id(self, thread_id: str) -> str | None:
+        """`checkpoint_id` from async code."""
+        found = await self._latest_tuple(thread_id)
         return None if found is None else str(found.config["configurable"]["checkpoint_id"])
 
     async def _latest_tuple(self, thread_id: str) -> CheckpointTuple | None:

@@ -7,6 +7,7 @@ the ones that kill a worker.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -22,7 +23,7 @@ import pytest
 
 from tests.conftest import POSTGRES_URL
 from tests.support import worker_agent
-from thinkgraph import Agent, Approve, Reject, ScriptedModel
+from thinkgraph import Agent, Approve, Reject, ScriptedModel, tool
 from thinkgraph.errors import (
     ConfigError,
     ResumeValueError,
@@ -30,6 +31,7 @@ from thinkgraph.errors import (
     ThreadExistsError,
     ThreadNotFoundError,
 )
+from thinkgraph.state import ToolResultStep
 from thinkgraph.storage import close_checkpointer, open_checkpointer
 from thinkgraph.storage.lease import thread_lease
 from thinkgraph.worker import RunQueue, ThreadRunner, run_worker
@@ -142,17 +144,20 @@ def test_a_retried_job_never_answers_a_later_pause(
     agent: Agent, queue: str, thread_id: str, log: Path
 ) -> None:
     runner = ThreadRunner(agent, POSTGRES_URL)
-    assert runner.advance(thread_id, task="record and publish") == "paused"
+    assert asyncio.run(runner.advance(thread_id, task="record and publish")) == "paused"
     pause = agent.checkpoint_id(thread_id)
     call_id = agent.result(thread_id).pending[0].call_id
     # A job queued against an older checkpoint (its first attempt got further) does nothing.
-    assert runner.advance(thread_id, decisions={call_id: Approve()}, at="older") == "paused"
+    assert (
+        asyncio.run(runner.advance(thread_id, decisions={call_id: Approve()}, at="older"))
+        == "paused"
+    )
     assert agent.checkpoint_id(thread_id) == pause
     rejected = {call_id: Reject(reason="not today").model_dump()}
-    assert runner.advance(thread_id, decisions=rejected, at=pause) == "done"
+    assert asyncio.run(runner.advance(thread_id, decisions=rejected, at=pause)) == "done"
     assert not any(line.startswith("published") for line in _lines(log))
     with pytest.raises(ThreadNotFoundError):
-        runner.advance(f"{thread_id}-none", decisions=None, at=None)
+        asyncio.run(runner.advance(f"{thread_id}-none", decisions=None, at=None))
 
 
 def test_a_thread_held_by_another_worker_is_busy(agent: Agent, thread_id: str) -> None:
@@ -160,11 +165,11 @@ def test_a_thread_held_by_another_worker_is_busy(agent: Agent, thread_id: str) -
     other = open_checkpointer(POSTGRES_URL)  # another worker's hold on the store
     try:
         with thread_lease(other, thread_id), pytest.raises(ThreadBusyError, match="another"):
-            runner.advance(thread_id, task="record and publish")
+            asyncio.run(runner.advance(thread_id, task="record and publish"))
     finally:
         close_checkpointer(other)
     assert agent.checkpoint_id(thread_id) is None
-    assert runner.advance(thread_id, task="record and publish") == "paused"
+    assert asyncio.run(runner.advance(thread_id, task="record and publish")) == "paused"
 
 
 def _worker(queue: str, log: Path, *extra: str, crash_at: str | None = None) -> Any:
@@ -237,6 +242,76 @@ def test_a_killed_workers_job_is_retried_by_another_and_no_call_runs_twice(
     assert lines[2][2] == lines[3][2] == lines[4][2]
     chain = agent.result(thread_id).chain
     assert [s.tool for s in chain if s.type == "tool_result"] == ["record", "record"]
+
+
+def test_one_worker_advances_many_runs_at_once(queue: str, tmp_path: Path) -> None:
+    # Each run's tool waits until every run is inside it: only a worker that advances them
+    # side by side gets them all there (one at a time, the first would wait alone).
+    runs = 4
+    arrived: list[str] = []
+
+    @tool
+    async def meet(name: str) -> str:
+        """Wait for the others."""
+        arrived.append(name)
+        for _ in range(200):
+            if len(arrived) >= runs:
+                return "together"
+            await asyncio.sleep(0.05)
+        return "alone"
+
+    replies = [
+        'Thought: meet\nAction: meet\nAction Input: {"name": "x"}',
+        "Thought: met\nFinal Answer: met",
+    ]
+    with Agent(ScriptedModel(replies), [meet], store=POSTGRES_URL) as agent:
+        threads = [f"many-{uuid.uuid4().hex[:8]}" for _ in range(runs)]
+        with RunQueue(agent, queue) as jobs:
+            for thread in threads:
+                jobs.submit("meet the others", thread)
+        run_worker(agent, queue=queue, wait=False, install_signal_handlers=False, concurrency=4)
+        outputs = [
+            [s.output for s in agent.result(t).chain if isinstance(s, ToolResultStep)]
+            for t in threads
+        ]
+    assert outputs == [["together"]] * runs
+
+
+def test_worker_concurrency_below_one_is_refused(agent: Agent, queue: str) -> None:
+    with pytest.raises(ConfigError, match="concurrency=0"):
+        run_worker(agent, queue=queue, wait=False, install_signal_handlers=False, concurrency=0)
+
+
+def test_a_killed_worker_advancing_several_runs_leaves_every_side_effect_once(
+    agent: Agent, queue: str, log: Path
+) -> None:
+    threads = [f"killed-{uuid.uuid4().hex[:8]}" for _ in range(3)]
+    with RunQueue(agent, queue) as runs:
+        for thread in threads:
+            runs.submit("record and publish", thread)
+    # Killed inside its 4th tool call: with 3 runs at once, some calls finished, others are
+    # in flight in other runs.
+    doomed = _worker(queue, log, "--concurrency", "3", crash_at="tool:4")
+    try:
+        doomed.wait(timeout=60)
+    finally:
+        doomed.kill()
+    assert doomed.returncode == -signal.SIGKILL
+    rescuer = _worker(queue, log, "--concurrency", "3")
+    try:
+        _wait_for(lambda: all(agent.result(t).status == "paused" for t in threads), timeout=90)
+    finally:
+        rescuer.terminate()
+        rescuer.communicate(timeout=30)
+    done = [line.split() for line in _lines(log) if line.startswith("done ")]
+    keys = [line[2] for line in done]
+    # Every finished side effect happened once, whatever was in flight at the kill.
+    assert len(keys) == len(set(keys)) == 2 * len(threads)
+    for thread in threads:
+        chain = agent.result(thread).chain
+        results = [s for s in chain if isinstance(s, ToolResultStep)]
+        assert [r.tool for r in results] == ["record", "record"]
+        assert sum(k.startswith(thread) for k in keys) == 2
 
 
 def test_the_cli_submits_and_approves_through_workers(

@@ -121,6 +121,16 @@ def worker(
     once: Annotated[
         bool, typer.Option("--once", help="Stop when the queue is empty instead of waiting.")
     ] = False,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            help="Runs this worker advances at once (they wait on models and tools side by "
+            "side; one thread's jobs still run one at a time).",
+        ),
+    ] = 10,
 ) -> None:
     """Take jobs from a queue and advance their runs until stopped (Ctrl+C, SIGTERM).
 
@@ -136,7 +146,10 @@ def worker(
     chosen, url = agent_from_options(agent_spec, store, tools, model, api_base, script, max_steps)
     _postgres(url)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    typer.echo(f"worker serving queue {queue!r} (Ctrl+C stops)", err=True)
+    typer.echo(
+        f"worker serving queue {queue!r}, up to {concurrency} runs at once (Ctrl+C stops)",
+        err=True,
+    )
 
     def go() -> None:
         with chosen:
@@ -147,6 +160,7 @@ def worker(
                 name=name,
                 heartbeat_s=heartbeat,
                 stalled_after_s=stalled_after,
+                concurrency=concurrency,
                 wait=not once,
             )
 

@@ -100,7 +100,7 @@ def open_jobs(url: str, thread_id: str | None = None) -> list[JobInfo]:
     ]
 
 
-def _advance(
+async def _advance(
     context: Any,
     thread_id: str,
     task: str | None = None,
@@ -113,7 +113,7 @@ def _advance(
             f"{ADVANCE_TASK} jobs run in a thinkgraph worker: start one with "
             "`thinkgraph worker` or thinkgraph.worker.run_worker"
         )
-    status: str = runner.advance(thread_id, task=task, decisions=decisions, at=at)
+    status: str = await runner.advance(thread_id, task=task, decisions=decisions, at=at)
     return status
 
 

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from thinkgraph.errors import ThreadNotFoundError
+from thinkgraph.errors import ConfigError, ThreadNotFoundError
 from thinkgraph.worker.queue import (
     DEFAULT_QUEUE,
     RUNNER_KEY,
@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 
     from thinkgraph.agent import Agent
 
-__all__ = ["ThreadRunner", "run_worker"]
+__all__ = ["DEFAULT_CONCURRENCY", "ThreadRunner", "run_worker"]
+
+DEFAULT_CONCURRENCY = 10
+"""Runs one worker advances at once unless told otherwise."""
 
 logger = logging.getLogger("thinkgraph.worker")
 
@@ -47,7 +50,7 @@ class ThreadRunner:
         self.agent = agent
         self.url = url
 
-    def advance(
+    async def advance(
         self,
         thread_id: str,
         *,
@@ -67,22 +70,23 @@ class ThreadRunner:
         """
         # One lease around the check and the step it decides; the agent's own calls inside
         # go through it rather than wait for themselves.
-        with self.agent.lease(thread_id):
-            current = self.agent.checkpoint_id(thread_id)
+        agent = self.agent
+        async with agent.alease(thread_id):
+            current = await agent.acheckpoint_id(thread_id)
             if current is None:
                 if task is None:
                     raise ThreadNotFoundError(f"no run is stored under thread {thread_id!r}")
                 logger.info("thread %s: starting", thread_id)
-                return self.agent.run(task, thread_id=thread_id).status
+                return (await agent.arun(task, thread_id=thread_id)).status
             if task is None and current == at:
                 logger.info("thread %s: resuming at %s", thread_id, at)
-                return self.agent.resume(thread_id, decisions).status
-            status = self.agent.result(thread_id).status
+                return (await agent.aresume(thread_id, decisions)).status
+            status = (await agent.aresult(thread_id)).status
             if status != "running":
                 logger.info("thread %s: %s already, nothing to do", thread_id, status)
                 return status
             logger.info("thread %s: continuing an unfinished run", thread_id)
-            return self.agent.resume(thread_id).status
+            return (await agent.aresume(thread_id)).status
 
 
 async def _retry_stalled(
@@ -110,10 +114,11 @@ def run_worker(
     name: str | None = None,
     heartbeat_s: float = 10.0,
     stalled_after_s: float = 30.0,
+    concurrency: int = DEFAULT_CONCURRENCY,
     wait: bool = True,
     install_signal_handlers: bool = True,
 ) -> None:
-    """Take jobs from `queue` and advance their runs, one at a time, until stopped.
+    """Take jobs from `queue` and advance up to `concurrency` runs at once, until stopped.
 
     Run as many workers (processes, machines) as the load needs; they share the store.
 
@@ -125,15 +130,21 @@ def run_worker(
         heartbeat_s: how often the worker says it is alive.
         stalled_after_s: a worker silent for this long is taken for dead, and its job is
             retried by another.
+        concurrency: how many runs this worker advances at once. Runs wait on models and
+            tools, so one process holds many; jobs of one thread still run one at a time
+            and in order (each job carries the thread id as its lock).
         wait: keep waiting for jobs (True), or stop once the queue is empty (False).
         install_signal_handlers: stop gracefully on SIGINT / SIGTERM.
 
     Raises:
-        ConfigError: the agent's store is not PostgreSQL, or Procrastinate is missing.
+        ConfigError: the agent's store is not PostgreSQL, Procrastinate is missing, or
+            `concurrency` is below 1.
         StorageError: the database cannot be reached.
     """
     from thinkgraph.agent import Agent
 
+    if concurrency < 1:
+        raise ConfigError(f"concurrency={concurrency}: a worker advances at least 1 run at once")
     chosen = agent if isinstance(agent, Agent) else agent()
     database = queue_url(chosen, url)
     ensure_schema(database)
@@ -150,7 +161,7 @@ def run_worker(
                     queues=[queue],
                     name=name or "thinkgraph-worker",
                     wait=wait,
-                    concurrency=1,
+                    concurrency=concurrency,
                     update_heartbeat_interval=heartbeat_s,
                     stalled_worker_timeout=stalled_after_s,
                     additional_context={RUNNER_KEY: runner},
