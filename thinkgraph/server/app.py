@@ -11,9 +11,10 @@
                                     stream ends after its `status` (open it again once
                                     answered)
 
-Runs started here go on in the background, one at a time, in this process; with a
-`queue` they go to the workers instead (`thinkgraph worker`), which is how to scale. The
-events are read from the store, so a run advanced by a worker streams the same way.
+Runs started here go on in this process, many at once on its event loop (up to
+`max_runs`, 429 past it; see `thinkgraph.server.runs`); with a `queue` they go to the
+workers instead (`thinkgraph worker`). A stream of a run of this process is fed by the
+run's own events; a run advanced by a worker is followed through its latest checkpoint.
 Answers are checked before anything runs, with the errors `Agent.resume` raises, turned
 into HTTP statuses: 404 no such run, 409 a conflict with the run's state, 422 an answer
 that does not fit.
@@ -27,14 +28,10 @@ are capped (`limits.StreamCap`, 429). A task over `max_task_bytes` is refused he
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
-import threading
-import time
 from collections.abc import AsyncIterator, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -56,10 +53,10 @@ from thinkgraph.server.auth import TokenGate
 from thinkgraph.server.guards import HostGate, SameOriginGate, server_hosts
 from thinkgraph.server.limits import BodyLimit, StreamCap
 from thinkgraph.server.page import PAGE
+from thinkgraph.server.runs import MAX_RUNS, ServerRuns, TooManyRunsError
 
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
-    from thinkgraph.worker import QueuedJob, RunQueue
 
 __all__ = ["build_app"]
 
@@ -71,6 +68,7 @@ _STATUS_OF_ERROR: list[tuple[type[ThinkgraphError], int]] = [
     (NotPausedError, 409),
     (ThreadBusyError, 409),
     (ResumeValueError, 422),
+    (TooManyRunsError, 429),
 ]
 
 
@@ -99,95 +97,6 @@ class _BadRequest(Exception):
     pass
 
 
-class _Runs:
-    """What the routes share: the agent, the background runner and the optional queue."""
-
-    def __init__(self, agent: Agent, queue: str | None, poll_s: float) -> None:
-        self.agent = agent
-        self.poll_s = poll_s
-        self.jobs: RunQueue | None = None
-        """The worker queue runs go to, when there is one (one connection for all requests)."""
-        if queue is not None:
-            from thinkgraph.worker import RunQueue
-
-            self.jobs = RunQueue(agent, queue)
-        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thinkgraph-run")
-        self.waiting: set[str] = set()
-        """Threads whose start waits for the background runner (a run ahead holds it)."""
-        self.resuming: set[str] = set()
-        """Threads with an answer handed to the background runner, not yet applied."""
-        self._lock = threading.Lock()
-
-    def document(self, thread: str) -> dict[str, Any]:
-        from thinkgraph.views import to_json_dict
-
-        result = self.agent.result(thread)
-        return to_json_dict(result, tools=list(self.agent.deps.tools))
-
-    def start(self, task: str, thread: str) -> dict[str, Any]:
-        if self.jobs is not None:
-            with self._lock:  # the queue opens its connection on first use
-                return _queued(self.jobs.submit(task, thread))
-        with self._lock:
-            if thread in self.waiting or self.agent.checkpoint_id(thread) is not None:
-                raise ThreadExistsError(f"thread {thread!r} already holds a run")
-            self.waiting.add(thread)
-        self._submit(self._run, thread, task)
-        # Answer once the run is stored (unless a run ahead holds the runner), so the
-        # caller can read it at once.
-        deadline = time.monotonic() + 2.0
-        while thread in self.waiting and time.monotonic() < deadline:
-            time.sleep(0.005)
-        return {"thread_id": thread}
-
-    def _run(self, thread: str, task: str) -> None:
-        try:
-            for _ in self.agent.events(task, thread):
-                if thread in self.waiting and self.agent.checkpoint_id(thread) is not None:
-                    self.waiting.discard(thread)  # stored: readable from now on
-        finally:
-            self.waiting.discard(thread)
-
-    def _resume(self, thread: str, answer: Any) -> None:
-        try:
-            self.agent.resume(thread, answer)
-        finally:
-            self.resuming.discard(thread)
-
-    def _submit(self, fn: Any, thread: str, *args: Any) -> None:
-        def report(done: Future[Any]) -> None:
-            if not done.cancelled() and done.exception() is not None:
-                logger.error("run of thread %s failed: %s", thread, done.exception())
-
-        self.background.submit(fn, thread, *args).add_done_callback(report)
-
-    def queued(self, thread: str) -> bool:
-        """Whether the start of `thread` waits: for this server's runner, or for a worker."""
-        if thread in self.waiting:
-            return True
-        if self.jobs is None:
-            return False
-        from thinkgraph.worker import open_jobs
-
-        return any(job.action == "start" for job in open_jobs(self.jobs.url, thread))
-
-    def resume(self, thread: str, answer: Any) -> dict[str, Any]:
-        if self.jobs is not None:
-            with self._lock:
-                return _queued(self.jobs.resume(thread, answer))
-        with self._lock:
-            # A second answer to the same pause (a double click) is refused; an answer to a
-            # run whose start is still winding down after its pause queues behind it.
-            if thread in self.resuming:
-                raise ThreadBusyError(
-                    f"thread {thread!r} already has an answer on its way; wait for its events"
-                )
-            self.agent.check_resume(thread, answer)  # refused here, not in the background
-            self.resuming.add(thread)
-        self._submit(self._resume, thread, answer)
-        return {"thread_id": thread}
-
-
 MAX_BODY_BYTES = 1 << 20
 """The default limit of a request body: 1 MiB."""
 MAX_TASK_BYTES = 64 << 10
@@ -208,6 +117,7 @@ def build_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     max_task_bytes: int = MAX_TASK_BYTES,
     max_streams: int = MAX_STREAMS,
+    max_runs: int = MAX_RUNS,
 ) -> Starlette:
     """The HTTP app for `agent`'s runs.
 
@@ -224,9 +134,21 @@ def build_app(
         max_body_bytes: the largest request body taken (413 past it).
         max_task_bytes: the largest task taken, in UTF-8 bytes (413 past it).
         max_streams: the most event streams open at once (429 past it).
+        max_runs: the most runs this server advances at once (429 past it).
     """
+    from thinkgraph.views import to_json_dict
+
     _ = agent.graph  # open the store and compile now, not in two request threads at once
-    runs = _Runs(agent, queue, poll_s)
+    jobs = None
+    if queue is not None:
+        from thinkgraph.worker import RunQueue
+
+        jobs = RunQueue(agent, queue)
+
+    def document(thread: str) -> dict[str, Any]:
+        return to_json_dict(agent.result(thread), tools=list(agent.deps.tools))
+
+    runs = ServerRuns(agent, jobs=jobs, poll_s=poll_s, max_runs=max_runs, document=document)
 
     async def page(request: Request) -> Response:
         return HTMLResponse(PAGE)
@@ -257,7 +179,7 @@ def build_app(
         if not isinstance(thread, str):
             return _error("thread_id must be a string", 400)
         try:
-            started = await run_in_threadpool(runs.start, task, thread)
+            started = await runs.start(task, thread)
         except ThinkgraphError as exc:
             return _failure(exc)
         return JSONResponse(started, status_code=202)
@@ -265,7 +187,7 @@ def build_app(
     async def show_run(request: Request) -> Response:
         thread = request.path_params["thread"]
         try:
-            doc = await run_in_threadpool(runs.document, thread)
+            doc = await runs.document(thread)
         except ThinkgraphError as exc:
             return _failure(exc)
         return JSONResponse(json.loads(json.dumps(doc, default=repr)))
@@ -280,19 +202,19 @@ def build_app(
             return _error("give decisions (for approvals) or answer (for ask_human), not both", 400)
         answer = body.get("decisions", body.get("answer"))
         try:
-            resumed = await run_in_threadpool(runs.resume, thread, answer)
+            resumed = await runs.resume(thread, answer)
         except ThinkgraphError as exc:
             return _failure(exc)
         return JSONResponse(resumed, status_code=202)
 
     async def events(request: Request) -> Response:
         thread = request.path_params["thread"]
-        answering = await run_in_threadpool(_answer_on_its_way, runs, thread)
+        answering = await runs.answer_on_its_way(thread)
         first: dict[str, Any] | None
         try:
-            first = await run_in_threadpool(runs.document, thread)
+            first = await runs.document(thread)
         except ThreadNotFoundError as exc:
-            if not await run_in_threadpool(runs.queued, thread):
+            if not await runs.queued(thread):
                 return _failure(exc)
             first = None  # its start waits for a worker: stream from when it begins
         except ThinkgraphError as exc:
@@ -315,13 +237,9 @@ def build_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        # The run in progress goes on to its end or pause (its store must stay open until
-        # then); starts still waiting behind it are dropped, and said so.
-        await run_in_threadpool(runs.background.shutdown, wait=True, cancel_futures=True)
-        if runs.jobs is not None:
-            runs.jobs.close()
-        for thread in sorted(runs.waiting):
-            logger.warning("thread %s was never started: the server stopped first", thread)
+        # The runs in progress go on to their end or pause (the store must stay open until
+        # then).
+        await runs.close()
 
     middleware = [
         Middleware(HostGate, hosts=server_hosts(host, port, allow_hosts)),
@@ -335,10 +253,6 @@ def build_app(
     return app
 
 
-def _queued(job: QueuedJob) -> dict[str, Any]:
-    return {"thread_id": job.thread_id, "job_id": job.job_id, "queue": job.queue}
-
-
 def _event(kind: str, data: Any) -> str:
     return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, default=repr)}\n\n"
 
@@ -348,60 +262,53 @@ def _status(doc: dict[str, Any]) -> dict[str, Any]:
     return {k: doc.get(k) for k in keys}
 
 
-def _answer_on_its_way(runs: _Runs, thread: str) -> bool:
-    """Whether an answer to `thread`'s pause is being applied, here or by a worker."""
-    if thread in runs.resuming:
-        return True
-    if runs.jobs is None:
-        return False
-    from thinkgraph.worker import open_jobs
-
-    return any(job.action == "resume" for job in open_jobs(runs.jobs.url, thread))
-
-
 async def _stream(
     request: Request,
-    runs: _Runs,
+    runs: ServerRuns,
     thread: str,
     doc: dict[str, Any] | None,
     answering: bool,
 ) -> AsyncIterator[str]:
-    """Steps as they are stored, then the end; the store is read every `poll_s` seconds.
+    """Steps as they are stored, then the end.
 
-    A paused run's stream ends once its status is sent, unless an answer to it was on
-    its way before the run was read (`answering`): nothing changes until one comes.
+    Fed by the thread's `Feed`: woken by the run's own events when this server runs it,
+    by a look at its latest checkpoint every `poll_s` otherwise; only steps not sent yet
+    go out. A paused run's stream ends once its status is sent, unless an answer to it was
+    on its way before the run was read (`answering`): nothing changes until one comes.
     """
     sent = 0
     last: dict[str, Any] | None = None
-    if doc is None:
-        yield _event("status", {"status": "queued"})
-    while doc is None:
-        if await request.is_disconnected():
-            return
-        await asyncio.sleep(runs.poll_s)
-        try:
-            doc = await run_in_threadpool(runs.document, thread)
-        except ThreadNotFoundError:
-            continue
-    while True:
-        steps = doc["steps"]
-        for step in steps[sent:]:
-            yield _event("step", step)
-        sent = max(sent, len(steps))
-        status = _status(doc)
-        if status != last:
-            yield _event("status", status)
-            last = status
-        if doc["status"] in ("done", "failed"):
-            yield _event("end", status)
-            return
-        if doc["status"] == "paused" and not answering:
-            return
-        if await request.is_disconnected():
-            return
-        await asyncio.sleep(runs.poll_s)
-        # Asked before the read, so a pause read after an answer came is never taken for
-        # one still waiting; asked only while paused (with a queue it is a query).
-        paused = doc["status"] == "paused"
-        answering = paused and await run_in_threadpool(_answer_on_its_way, runs, thread)
-        doc = await run_in_threadpool(runs.document, thread)
+    async with runs.watching(thread) as feed:
+        seen = feed.version
+        if doc is None:
+            yield _event("status", {"status": "queued"})
+        while doc is None:
+            if await request.is_disconnected():
+                return
+            await feed.wait(seen, runs.poll_s)
+            seen = feed.version
+            doc = await runs.latest(thread, feed)
+        while True:
+            steps = doc["steps"]
+            for step in steps[sent:]:
+                yield _event("step", step)
+            sent = max(sent, len(steps))
+            status = _status(doc)
+            if status != last:
+                yield _event("status", status)
+                last = status
+            if doc["status"] in ("done", "failed"):
+                yield _event("end", status)
+                return
+            if doc["status"] == "paused" and not answering:
+                return
+            if await request.is_disconnected():
+                return
+            await feed.wait(seen, runs.poll_s)
+            seen = feed.version
+            # Asked before the read, so a pause read after an answer came is never taken
+            # for one still waiting; asked only while paused (with a queue it is a query).
+            paused = doc["status"] == "paused"
+            answering = paused and await runs.answer_on_its_way(thread)
+            latest = await runs.latest(thread, feed)
+            doc = latest if latest is not None else doc

@@ -1,0 +1,255 @@
+"""The server's runs: many at once on its event loop, each with one feed its streams share.
+
+A run started (or answered) here is an asyncio task on the server's loop, driven by
+`Agent.aevents`: it waits on the model and the tools side by side with every other run,
+up to `max_runs` at once (past that, `TooManyRunsError`, answered 429). A client that
+disconnects leaves its run going.
+
+Each thread being watched has one `Feed`. A run of this process bumps its feed as its
+nodes finish (pushed, no polling); a run advanced elsewhere (a worker, another process) is
+watched by one poller per thread that reads only the latest checkpoint's id (no chain) and
+bumps the feed when it moves. The run's JSON document (redacted, the same as `GET
+/runs/T`) is rebuilt once per change, and shared by every stream of that thread, each of
+which sends only the steps it has not sent yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from thinkgraph.errors import (
+    RunError,
+    ThreadBusyError,
+    ThreadExistsError,
+    ThreadNotFoundError,
+)
+from thinkgraph.streaming import NodeStart, StepEvent
+
+if TYPE_CHECKING:
+    from thinkgraph.agent import Agent
+    from thinkgraph.streaming import RunEvent
+    from thinkgraph.worker import QueuedJob, RunQueue
+
+__all__ = ["MAX_RUNS", "Feed", "ServerRuns", "TooManyRunsError"]
+
+logger = logging.getLogger("thinkgraph.server")
+
+MAX_RUNS = 100
+"""The default number of runs one server advances at once."""
+
+
+class TooManyRunsError(RunError):
+    """The server already advances as many runs as it may; try again later."""
+
+
+@dataclass
+class Feed:
+    """What the streams of one thread share: a version that moves, and the document."""
+
+    version: int = 0
+    """Bumped each time the run may have changed."""
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    doc: dict[str, Any] | None = None
+    doc_version: int = -1
+    readers: int = 0
+    poller: asyncio.Task[None] | None = None
+    building: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def bump(self) -> None:
+        self.version += 1
+        self.changed.set()
+        self.changed = asyncio.Event()  # a fresh one for the next wait
+
+    async def wait(self, seen: int, timeout: float) -> None:
+        """Wait until the version passes `seen`, or `timeout` seconds."""
+        if self.version > seen:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.changed.wait(), timeout)
+
+
+class ServerRuns:
+    """The agent's runs as the routes see them: start, answer, read, watch."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        jobs: RunQueue | None,
+        poll_s: float,
+        max_runs: int,
+        document: Callable[[str], dict[str, Any]],
+    ) -> None:
+        self.agent = agent
+        self.jobs = jobs
+        """The worker queue runs go to, when there is one (one connection for all requests)."""
+        self.poll_s = poll_s
+        self.max_runs = max_runs
+        self._document = document
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        """The runs this server is advancing, by thread."""
+        self.resuming: set[str] = set()
+        """Threads with an answer being applied here."""
+        self.feeds: dict[str, Feed] = {}
+
+    # -- starting and answering -----------------------------------------------------------
+
+    async def start(self, task: str, thread: str) -> dict[str, Any]:
+        if self.jobs is not None:
+            return _queued(await asyncio.to_thread(self.jobs.submit, task, thread))
+        if thread in self.tasks or await self.agent.acheckpoint_id(thread) is not None:
+            raise ThreadExistsError(f"thread {thread!r} already holds a run")
+        self._room()
+        stored = asyncio.Event()
+        self._launch(thread, self.agent.aevents(task, thread), stored)
+        # Answer once the run is stored, so the caller can read it at once.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stored.wait(), 2.0)
+        return {"thread_id": thread}
+
+    async def resume(self, thread: str, answer: Any) -> dict[str, Any]:
+        if self.jobs is not None:
+            return _queued(await asyncio.to_thread(self.jobs.resume, thread, answer))
+        # A second answer to the same pause (a double click) is refused.
+        if thread in self.resuming:
+            raise ThreadBusyError(
+                f"thread {thread!r} already has an answer on its way; wait for its events"
+            )
+        running = self.tasks.get(thread)
+        self.resuming.add(thread)
+        try:
+            if running is not None:
+                # Its start is still winding down after its pause: the answer goes after it.
+                await asyncio.shield(running)
+            await asyncio.to_thread(self.agent.check_resume, thread, answer)  # refused here
+            self._room()
+        except BaseException:
+            self.resuming.discard(thread)
+            raise
+        self._launch(thread, self.agent.aresume_events(thread, answer), None)
+        return {"thread_id": thread}
+
+    def _room(self) -> None:
+        if len(self.tasks) >= self.max_runs:
+            raise TooManyRunsError(
+                f"this server already advances {self.max_runs} runs at once; try again when "
+                "one ends, start it with a larger --max-runs, or hand runs to workers "
+                "(--queue)"
+            )
+
+    def _launch(
+        self, thread: str, events: AsyncIterator[RunEvent], stored: asyncio.Event | None
+    ) -> None:
+        async def drive() -> None:
+            feed = self.feeds.get(thread)
+            try:
+                async for event in events:
+                    if stored is not None and isinstance(event, NodeStart):
+                        stored.set()  # the run's input checkpoint is written
+                    if isinstance(event, StepEvent):
+                        feed = self.feeds.get(thread)
+                        if feed is not None:
+                            feed.bump()
+                # The run's end is told below, once it let go of the thread: a client
+                # that reads it may answer or restart the thread at once.
+            except Exception:
+                logger.exception("run of thread %s failed", thread)
+            finally:
+                self.tasks.pop(thread, None)
+                self.resuming.discard(thread)
+                if stored is not None:
+                    stored.set()
+                feed = self.feeds.get(thread)
+                if feed is not None:
+                    feed.bump()
+
+        self.tasks[thread] = asyncio.create_task(drive(), name=f"thinkgraph-run-{thread}")
+
+    async def close(self) -> None:
+        """Let the runs in progress reach their end or pause; stop the pollers."""
+        for feed in self.feeds.values():
+            if feed.poller is not None:
+                feed.poller.cancel()
+        if self.tasks:
+            await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        if self.jobs is not None:
+            self.jobs.close()
+
+    # -- reading and watching -------------------------------------------------------------
+
+    async def document(self, thread: str) -> dict[str, Any]:
+        return await asyncio.to_thread(self._document, thread)
+
+    async def queued(self, thread: str) -> bool:
+        """Whether the start of `thread` waits: for this server's runner, or for a worker."""
+        if thread in self.tasks:
+            return True
+        if self.jobs is None:
+            return False
+        from thinkgraph.worker import open_jobs
+
+        jobs = await asyncio.to_thread(open_jobs, self.jobs.url, thread)
+        return any(job.action == "start" for job in jobs)
+
+    async def answer_on_its_way(self, thread: str) -> bool:
+        """Whether an answer to `thread`'s pause is being applied, here or by a worker."""
+        if thread in self.resuming:
+            return True
+        if self.jobs is None:
+            return False
+        from thinkgraph.worker import open_jobs
+
+        jobs = await asyncio.to_thread(open_jobs, self.jobs.url, thread)
+        return any(job.action == "resume" for job in jobs)
+
+    @contextlib.asynccontextmanager
+    async def watching(self, thread: str) -> AsyncIterator[Feed]:
+        """The thread's feed, for as long as a stream reads it."""
+        feed = self.feeds.setdefault(thread, Feed())
+        feed.readers += 1
+        if feed.poller is None:
+            feed.poller = asyncio.create_task(self._poll(thread, feed))
+        try:
+            yield feed
+        finally:
+            feed.readers -= 1
+            if feed.readers == 0:
+                feed.poller.cancel()
+                self.feeds.pop(thread, None)
+
+    async def _poll(self, thread: str, feed: Feed) -> None:
+        """Bump the feed when the thread moves without this server (a worker advances it).
+
+        Reads only the latest checkpoint's id, never the chain; a run of this server
+        bumps its feed itself, so its thread is not polled meanwhile.
+        """
+        last = await self.agent.acheckpoint_id(thread)
+        while True:
+            await asyncio.sleep(self.poll_s)
+            if thread in self.tasks:
+                continue
+            current = await self.agent.acheckpoint_id(thread)
+            if current != last:
+                last = current
+                feed.bump()
+
+    async def latest(self, thread: str, feed: Feed) -> dict[str, Any] | None:
+        """The thread's document at the feed's version; rebuilt once per change, shared."""
+        async with feed.building:
+            if feed.doc_version != feed.version:
+                version = feed.version
+                try:
+                    feed.doc = await self.document(thread)
+                except ThreadNotFoundError:
+                    feed.doc = None
+                feed.doc_version = version
+            return feed.doc
+
+
+def _queued(job: QueuedJob) -> dict[str, Any]:
+    return {"thread_id": job.thread_id, "job_id": job.job_id, "queue": job.queue}
