@@ -59,10 +59,14 @@ def serve(
     max_streams: Annotated[
         int | None, typer.Option(min=0, help="The most event streams open at once [default: 32].")
     ] = None,
+    max_runs: Annotated[
+        int | None,
+        typer.Option(min=1, help="The most runs advanced at once in this process [default: 100]."),
+    ] = None,
 ) -> None:
     """Serve runs over HTTP (start, watch live, approve, resume) with a page at /.
 
-    Runs go on in this process, one at a time, or with --queue on the workers. Every
+    Runs go on in this process, many at once (--max-runs), or with --queue on the workers. Every
     request needs a token: a new one each start unless --token sets it; open the printed
     URL. Requests must name this server as their Host, and changes must come from its
     own page or a program.
@@ -104,7 +108,7 @@ def serve(
         with chosen:
             limits = {
                 "max_body_bytes": max_body_bytes, "max_task_bytes": max_task_bytes,
-                "max_streams": max_streams,
+                "max_streams": max_streams, "max_runs": max_runs,
             }  # fmt: skip
             app = build_app(
                 chosen, queue=queue, token=secret, host=host, port=port or None,
