@@ -18,7 +18,9 @@ method (the `ThreadLeases` protocol).
 
 Within one process the lease is reentrant where that is safe: an `Agent` call made inside
 a block that holds the thread (a worker's `Agent.lease`) goes through instead of waiting
-for itself. Other threads and tasks of the same process are refused like other processes.
+for itself. Other threads of the same process, and tasks not started inside the block, are
+refused like other processes. ("Inside" follows `contextvars`: an asyncio task created in
+the block copies its context, and counts as the holder's code.)
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from thinkgraph.errors import StorageError, ThreadBusyError
 
@@ -234,6 +235,8 @@ def leases_for(saver: BaseCheckpointSaver[Any]) -> ThreadLeases:
 
 
 def _choose(saver: BaseCheckpointSaver[Any]) -> ThreadLeases:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
     if isinstance(saver, SqliteSaver):
         with saver.lock:
             files = {row[1]: row[2] for row in saver.conn.execute("PRAGMA database_list")}
