@@ -2,24 +2,68 @@
 
 thinkgraph leans on a few names LangGraph does not export. They live here so an upgrade
 that moves them fails in one module, loudly, with what to check (see
-tests/test_langgraph_internals.py), instead of somewhere deep in a run.
+tests/test_langgraph_internals.py), instead of somewhere deep in a run:
+
+- `DeltaSnapshot` (``langgraph.checkpoint.serde.types._DeltaSnapshot``): how a
+  `DeltaChannel` marks a full copy of its value in a checkpoint; the stores find, write
+  and pack them.
+- the serializer's ext hook (``JsonPlusSerializer(__unpack_ext_hook__=...)`` and its
+  ``_unpack_ext_hook``): how stored records are revived, for the fast path of our own.
+- ``PostgresSaver._cursor`` and ``SqliteSaver._has_task_path``: the savers' connection
+  and table layout, for the stores' extra queries.
+- ``RunnableCallable``: how LangGraph builds a node with a sync and an async body.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from langchain_core.runnables import Runnable
 from langgraph._internal._runnable import RunnableCallable
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.types import _DeltaSnapshot as DeltaSnapshot
 
 from thinkgraph._sync import run_sync
 
-__all__ = ["LANGGRAPH_TESTED", "dual_node"]
+__all__ = [
+    "LANGGRAPH_TESTED",
+    "DeltaSnapshot",
+    "dual_node",
+    "ext_hook_of",
+    "postgres_cursor",
+    "serializer_with_hook",
+    "sqlite_has_task_path",
+]
 
-LANGGRAPH_TESTED = ">=1.2.20,<1.3"
-"""The LangGraph versions these uses were checked against (the dependency pin)."""
+LANGGRAPH_TESTED = (">=1.2.20", "<1.3")
+"""The LangGraph versions these uses were checked against (the dependency's pin)."""
+
+
+def ext_hook_of(serializer: JsonPlusSerializer) -> Callable[[int, bytes], Any]:
+    """LangGraph's own msgpack ext hook of `serializer` (revives any allowed type)."""
+    hook: Callable[[int, bytes], Any] = serializer._unpack_ext_hook
+    return hook
+
+
+def serializer_with_hook(
+    cls: type[JsonPlusSerializer], hook: Callable[[int, bytes], Any], **kwargs: Any
+) -> JsonPlusSerializer:
+    """A serializer of `cls` that revives stored ext values with `hook`."""
+    return cls(**kwargs, __unpack_ext_hook__=hook)
+
+
+def postgres_cursor(saver: Any) -> AbstractContextManager[Any]:
+    """A dict-row cursor of a PostgresSaver, under its lock (its own context manager)."""
+    cursor: AbstractContextManager[Any] = saver._cursor()
+    return cursor
+
+
+def sqlite_has_task_path(saver: Any) -> bool:
+    """Whether a SqliteSaver's `writes` table has the `task_path` column."""
+    return bool(saver._has_task_path)
 
 
 def dual_node(name: str, afunc: Callable[..., Awaitable[Any]]) -> Runnable[Any, Any]:

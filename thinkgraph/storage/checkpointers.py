@@ -28,10 +28,10 @@ from langgraph.checkpoint.serde.jsonplus import (
     EXT_PYDANTIC_V2,
     JsonPlusSerializer,
 )
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.types import Send
 from pydantic import TypeAdapter
 
+from thinkgraph._langgraph import DeltaSnapshot, ext_hook_of, serializer_with_hook
 from thinkgraph.errors import StorageError, ThinkgraphError
 from thinkgraph.state import (
     STEP_TYPES,
@@ -94,7 +94,7 @@ def serializer(extra_types: list[type[Any]] | None = None) -> JsonPlusSerializer
     allowed = [(t.__module__, t.__qualname__) for t in types]
     fallback = JsonPlusSerializer(allowed_msgpack_modules=allowed)
     hook = _fast_ext_hook({(t.__module__, t.__qualname__): t for t in types}, fallback)
-    return _PackingSerializer(allowed_msgpack_modules=allowed, __unpack_ext_hook__=hook)
+    return serializer_with_hook(_PackingSerializer, hook, allowed_msgpack_modules=allowed)
 
 
 _STEPS: TypeAdapter[list[BaseStep]] = TypeAdapter(list[Step])  # type: ignore[arg-type]
@@ -137,14 +137,14 @@ class _PackingSerializer(JsonPlusSerializer):
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         if _is_steps(obj):
             obj = pack_steps(obj)  # a node's write to the chain
-        elif isinstance(obj, _DeltaSnapshot) and _is_steps(obj.value):
-            obj = _DeltaSnapshot(pack_steps(obj.value))  # a chain snapshot (per-value savers)
+        elif isinstance(obj, DeltaSnapshot) and _is_steps(obj.value):
+            obj = DeltaSnapshot(pack_steps(obj.value))  # a chain snapshot (per-value savers)
         elif isinstance(obj, dict) and isinstance(obj.get("channel_values"), dict):
             values = obj["channel_values"]  # a whole checkpoint (SQLite)
             packed = {
-                k: _DeltaSnapshot(pack_steps(v.value))
+                k: DeltaSnapshot(pack_steps(v.value))
                 for k, v in values.items()
-                if isinstance(v, _DeltaSnapshot) and _is_steps(v.value)
+                if isinstance(v, DeltaSnapshot) and _is_steps(v.value)
             }
             if packed:
                 obj = {**obj, "channel_values": {**values, **packed}}
@@ -205,7 +205,7 @@ def _packed_steps_blob(type_tag: str, data: bytes) -> bytes | None:
 def _fast_ext_hook(
     classes: dict[tuple[str, str], type[Any]], fallback: JsonPlusSerializer
 ) -> Callable[[int, bytes], Any]:
-    slow = fallback._unpack_ext_hook  # LangGraph's own hook, for every other type
+    slow = ext_hook_of(fallback)  # LangGraph's own hook, for every other type
     # Loading a run decodes every ancestor checkpoint's small channels, which repeat from
     # one checkpoint to the next (the limits, the breakpoints, the next action). They are
     # frozen records, so one decoded instance can serve every identical encoding.
@@ -226,7 +226,7 @@ def _fast_ext_hook(
     def decode(code: int, data: bytes) -> Any:
         if code == EXT_DELTA_SNAPSHOT:
             # Unpacked here (not by the slow hook) so the steps inside revive fast too.
-            return _DeltaSnapshot(ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS))
+            return DeltaSnapshot(ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS))
         if code in (EXT_PYDANTIC_V2, EXT_CONSTRUCTOR_SINGLE_ARG):
             parts = ormsgpack.unpackb(data, ext_hook=hook, option=_NON_STR_KEYS)
             cls = classes.get((parts[0], parts[1]))

@@ -18,11 +18,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg import Connection, OperationalError
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
 from thinkgraph.errors import StorageError
 from thinkgraph.storage.sqlite import AGAIN, checkpoint_key, worth_keeping
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
@@ -70,7 +70,7 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
 
     def setup(self) -> None:
         super().setup()
-        with self._cursor() as cur:
+        with postgres_cursor(self) as cur:
             cur.execute(_KEPT_DDL)
 
     def keep_for_resume(self, config: RunnableConfig, values: Mapping[str, Any]) -> list[str]:
@@ -101,7 +101,7 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
                 if worth_keeping(len(value), (largest or {}).get("largest")):
                     kept[channel] = value
             for channel, value in kept.items():
-                type_tag, blob = self.serde.dumps_typed(_DeltaSnapshot(value))
+                type_tag, blob = self.serde.dumps_typed(DeltaSnapshot(value))
                 version = str(versions[channel])
                 cur.execute(_BLOB_SQL, (thread_id, ns, channel, version, type_tag, blob))
                 cur.execute(_LIST_SQL, (thread_id, ns, checkpoint_id, channel, len(value)))
@@ -116,7 +116,7 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
 
     def delete_thread(self, thread_id: str) -> None:
         super().delete_thread(thread_id)
-        with self._cursor() as cur:
+        with postgres_cursor(self) as cur:
             cur.execute("DELETE FROM kept_snapshots WHERE thread_id = %s", (str(thread_id),))
 
     def list_thread_ids(self) -> list[str]:
@@ -126,7 +126,7 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
         from thinkgraph.storage.threads import LATEST_THREADS_SQL
 
         try:
-            with self._cursor() as cur:
+            with postgres_cursor(self) as cur:
                 rows = cur.execute(LATEST_THREADS_SQL).fetchall()
         except Error as exc:
             raise StorageError(f"cannot list the runs in this store: {exc}") from exc

@@ -31,9 +31,9 @@ from langgraph.checkpoint.base import (
     get_checkpoint_id,
     writes_sort_key,
 )
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from thinkgraph._langgraph import DeltaSnapshot, sqlite_has_task_path
 from thinkgraph.errors import StorageError
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
 
@@ -127,7 +127,7 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
         snapshots = [
             name
             for name, value in checkpoint["channel_values"].items()
-            if isinstance(value, _DeltaSnapshot)
+            if isinstance(value, DeltaSnapshot)
         ]
         if snapshots:
             # Listed before the checkpoint is stored: a crash in between leaves an entry
@@ -171,7 +171,7 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
                     kept[channel] = value
             if not kept:
                 return []
-            snapshots = {channel: _DeltaSnapshot(value) for channel, value in kept.items()}
+            snapshots = {channel: DeltaSnapshot(value) for channel, value in kept.items()}
             checkpoint = {**checkpoint, "channel_values": {**stored, **snapshots}}
             type_tag, blob = self.serde.dumps_typed(checkpoint)
             # One transaction: the listing and the value land together or not at all.
@@ -277,7 +277,7 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
         self, cur: sqlite3.Cursor, thread_id: str, ns: str, channel: str, ids: list[str]
     ) -> list[PendingWrite]:
         """`channel`'s writes at the checkpoints `ids` (newest first), oldest first."""
-        task_path = "task_path" if self._has_task_path else "''"
+        task_path = "task_path" if sqlite_has_task_path(self) else "''"
         sql = _WRITES_SQL.format(task_path=task_path)
         by_id: dict[str, list[tuple[tuple[str, str, int], str, str, bytes]]] = {}
         for cid, task_id, idx, type_tag, value, path in cur.execute(
