@@ -25,3 +25,9 @@ both = [send_email, post_note]
 def unlock(door: str, pin: str) -> str:
     """Unlock a door with its pin."""
     return f"{door} unlocked"
+
+
+@tool(sensitive=["pin"], requires_approval=True)
+def open_safe(safe: str, pin: str) -> str:
+    """Open a safe with its pin (a person approves each opening)."""
+    return f"the {safe} safe is open"

@@ -114,6 +114,9 @@ def test_demo_runs_from_a_fresh_directory(tmp_path: Path) -> None:
     out = done.stdout
     assert "model: ScriptedModel" in out
     assert "sql_query" in out and "calculator" in out
+    # The demo's printer is given its tools, so their calls are not masked.
+    assert '#3   tool_call   sql_query({"query": "SELECT quarter, ROUND(' in out
+    assert "observation 340.6875" in out and "***" not in out
     # Q3 totals 375.25k; the four quarters average 340.6875k; 375.25 is 10.14% above it.
     assert "Q3 2025 had the highest revenue (375.25k USD), 10.1% above" in out
     assert "(340.69k USD)" in out

@@ -135,14 +135,14 @@ def test_without_a_terminal_a_pause_exits_3_and_prints_the_commands_to_continue(
 
 def test_pending_says_what_the_run_waits_for(store_url: str, script: Path, thread_id: str) -> None:
     call_id = paused_email(store_url, thread_id, script)
-    result = cli("pending", thread_id, store=store_url, tools="")
+    result = cli("pending", thread_id, store=store_url)  # with --tools: the args can be shown
     assert result.exit_code == 0, result.output
     assert result.output.startswith(
         "waiting for approval of 1 call:\n"
         f"  call {call_id}  send_email  (think step 1)\n"
         '    args: {\n      "to": "ceo@x.com",\n      "body": "hi"\n    }\n'
         "    thought: tell the ceo\n"
-        "continue with (add the run's --tools and --model or --script):\n"
+        "continue with (add the run's --model or --script):\n"
     )
     assert f"thinkgraph respond {thread_id} {call_id} 'what the call" in result.output
 

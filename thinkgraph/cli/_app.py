@@ -9,6 +9,7 @@ configuration or storage (one line says what to fix), 3 the run is paused or unf
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import os
 import sys
@@ -187,20 +188,28 @@ def make_model(
 
 
 def print_steps(steps: Iterator[Any], tools: Iterable[Any] = ()) -> None:
-    """Print steps as they come, redacted: secrets never reach the terminal."""
+    """Print steps as they come, redacted like every view: secrets never reach the terminal.
+
+    Calls to tools not in `tools` are masked in full. A node's steps are printed once they
+    are all in: the thought that quotes a call's secret comes before the call itself.
+    """
     from thinkgraph.views import format_step
     from thinkgraph.views.redact import Redactor
 
-    redactor = Redactor([], {t.name: t for t in tools})
-    for step in steps:
-        typer.echo(format_step(redactor.shown(step)))
+    redactor = Redactor([], {t.name: t for t in tools}, mask_unknown=True)
+    for _, by_node in itertools.groupby(steps, key=lambda step: step.node):
+        held = list(by_node)
+        for step in held:
+            redactor.learn(step)
+        for step in held:
+            typer.echo(format_step(redactor.step(step)))
 
 
 def report(result: Any, tools: Iterable[Any] = ()) -> None:
     """The run's summary lines; the answer and detail are redacted like every view."""
     from thinkgraph.views.redact import Redactor
 
-    redactor = Redactor(result.chain, {t.name: t for t in tools})
+    redactor = Redactor(result.chain, {t.name: t for t in tools}, mask_unknown=True)
     typer.echo("")
     if result.status == "done":
         typer.echo(f"answer: {redactor.text(result.answer or '')}")
@@ -218,14 +227,15 @@ def report(result: Any, tools: Iterable[Any] = ()) -> None:
 def exit_for(result: Any, flags: Any = "") -> None:
     """Exit with the run's code; for a paused run, first say what it waits for and how to
     continue it (`flags`: the store, tools and model options to repeat in those commands)."""
-    from thinkgraph.cli._pending import describe, how_to_continue
+    from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue
 
     if result.status == "failed":
         raise typer.Exit(EXIT_FAILED)
     if result.status in ("paused", "running"):
+        tools = flags.loaded_tools() if isinstance(flags, AgentFlags) else []
         if result.pending:
-            typer.echo(describe(result.pending))
-        commands = how_to_continue(result.thread_id, result.pending, flags)
+            typer.echo(describe(result.pending, tools, result.chain))
+        commands = how_to_continue(result.thread_id, result.pending, flags, tools, result.chain)
         typer.echo("continue with:" + "".join(f"\n  {c}" for c in commands))
         raise typer.Exit(EXIT_PAUSED)
 

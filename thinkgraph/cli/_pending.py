@@ -6,6 +6,11 @@ Shared by `run`/`resume` (which ask inline in a terminal) and by `pending`, `app
 `run` and `resume` ask inline when stdin and stdout are terminals and `--no-input` is not
 given. THINKGRAPH_INTERACTIVE=1 forces the questions (e.g. for tests that feed stdin
 through a pipe); THINKGRAPH_INTERACTIVE=0 turns them off.
+
+What a person reads of a pause is redacted like every view (`views.redact.Redactor` with
+the run's tools and `mask_unknown`): the arguments, the thought, the pasteable commands and
+the inline edit's default. A "***" left in edited arguments keeps the proposed value there,
+so a masked call can be edited, and those commands pasted, without typing its secrets.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -23,6 +28,9 @@ import typer
 
 from thinkgraph.errors import ResumeValueError
 from thinkgraph.hitl import Approve, Edit, Pending, Reject, Respond
+from thinkgraph.state import BaseStep
+from thinkgraph.tools.base import Tool
+from thinkgraph.views.redact import MASK, Redactor, unknown_tools_note
 
 __all__ = [
     "AgentFlags",
@@ -30,6 +38,8 @@ __all__ = [
     "describe",
     "how_to_continue",
     "is_interactive",
+    "keep_masked",
+    "masked_pending",
     "print_new_steps",
     "resume_asking",
 ]
@@ -63,6 +73,12 @@ class AgentFlags:
             parts += ["--api-base", self.api_base]
         return "".join(f" {shlex.quote(p)}" for p in parts)
 
+    def loaded_tools(self) -> list[Tool]:
+        """The tools `--tools` names (already imported by the command that was given them)."""
+        from thinkgraph.cli._app import load_tool
+
+        return [t for spec in self.tools for t in load_tool(spec)]
+
 
 def _without_password(url: str) -> str:
     # A hint printed to the terminal must not echo a database password.
@@ -83,14 +99,54 @@ def is_interactive(no_input: bool) -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def _shown_args(p: Pending) -> str:
-    # What a person reads is masked like every other view (secret-looking fields and
-    # credential patterns); the edit prompt's default keeps the real values, since an
-    # edit must be valid arguments.
-    from thinkgraph.views.redact import Redactor
+_CONTENT = ("args", "raw_args", "thought", "question", "details")
+"""The fields of a `Pending` that may hold a secret."""
 
-    shown = Redactor([]).value(p.args) if p.args is not None else None
-    return _args_json(shown, p.raw_args)
+
+def masked_pending(
+    pending: Sequence[Pending],
+    tools: Iterable[Tool] = (),
+    chain: Sequence[BaseStep] = (),
+) -> tuple[list[Pending], str | None]:
+    """What a paused run waits for as a person may read it, and a note when whole calls
+    were masked (tools not given).
+
+    Args:
+        pending: what the run waits for.
+        tools: the run's tools; a call to a tool not among them has every argument masked.
+        chain: the run's steps, so a secret met anywhere in it is masked in the thought too.
+    """
+    redactor = Redactor(chain, {t.name: t for t in tools}, mask_unknown=True)
+    shown = []
+    for p in pending:
+        masked = redactor.pending(p)
+        # Only what carries content is taken from the masked copy: the kind, node, tool
+        # and ids stay as they are, even when a secret happens to spell one of them.
+        shown.append(p.model_copy(update={k: masked[k] for k in _CONTENT}))
+    return shown, unknown_tools_note(redactor.unknown_tools)
+
+
+def keep_masked(args: dict[str, Any], proposed: dict[str, Any] | None) -> dict[str, Any]:
+    """Edited arguments with each "***" replaced by the proposed value it masked.
+
+    Example:
+        >>> keep_masked({"door": "back", "pin": "***"}, {"door": "front", "pin": "4821"})
+        {'door': 'back', 'pin': '4821'}
+    """
+    kept: dict[str, Any] = {}
+    for key, value in args.items():
+        old = (proposed or {}).get(key)
+        if value == MASK and proposed is not None and key in proposed:
+            kept[key] = old
+        elif isinstance(value, dict) and isinstance(old, dict):
+            kept[key] = keep_masked(value, old)
+        else:
+            kept[key] = value
+    return kept
+
+
+def _shown_args(p: Pending) -> str:
+    return _args_json(p.args, p.raw_args)
 
 
 def _args_json(args: dict[str, Any] | None, raw: str | None, indent: int | None = 2) -> str:
@@ -109,8 +165,12 @@ def _first_line(text: str) -> str:
     return first + (" …" if rest.strip() else "")
 
 
-def describe(pending: Sequence[Pending]) -> str:
-    """What a paused run waits for, readable: each call with its arguments, or the question."""
+def describe(
+    pending: Sequence[Pending], tools: Iterable[Tool] = (), chain: Sequence[BaseStep] = ()
+) -> str:
+    """What a paused run waits for, readable and redacted (see `masked_pending`): each call
+    with its arguments, or the question."""
+    pending, note = masked_pending(pending, tools, chain)
     approvals = [p for p in pending if p.kind == "approval"]
     lines: list[str] = []
     if approvals:
@@ -132,13 +192,24 @@ def describe(pending: Sequence[Pending]) -> str:
                 lines.append(f"  last thought: {p.details['last_thought']}")
         elif p.kind == "breakpoint":
             lines.append(f"stopped at a breakpoint {p.when} {p.node} (think step {p.step})")
+    if note and approvals:
+        lines.append(f"note: {note}")
     return "\n".join(lines)
 
 
 def how_to_continue(
-    thread: str, pending: Sequence[Pending], flags: AgentFlags | str = ""
+    thread: str,
+    pending: Sequence[Pending],
+    flags: AgentFlags | str = "",
+    tools: Iterable[Tool] = (),
+    chain: Sequence[BaseStep] = (),
 ) -> list[str]:
-    """The exact commands that continue a paused (or unfinished) run."""
+    """The exact commands that continue a paused (or unfinished) run.
+
+    The `--edit` example shows the arguments redacted; pasted as is, its "***" keep the
+    proposed values.
+    """
+    pending, _ = masked_pending(pending, tools, chain)
     t = shlex.quote(thread)
     approvals = [p for p in pending if p.kind == "approval"]
     if len(approvals) == 1:
@@ -164,14 +235,17 @@ def how_to_continue(
     return [f"thinkgraph resume {t}{flags}"]
 
 
-def print_new_steps(chain: Sequence[Any], seen: int) -> None:
-    """Print the steps a resume added after the first `seen` ones, redacted."""
+def print_new_steps(chain: Sequence[Any], seen: int, tools: Iterable[Tool] = ()) -> None:
+    """Print the steps a resume added after the first `seen` ones, redacted like every view
+    (with the run's `tools`; calls to other tools are masked in full)."""
     from thinkgraph.views import format_step
-    from thinkgraph.views.redact import Redactor
 
-    redactor = Redactor(chain)
+    redactor = Redactor(chain, {t.name: t for t in tools}, mask_unknown=True)
     for step in chain[seen:]:
         typer.echo(format_step(redactor.step(step)))
+    note = unknown_tools_note(redactor.unknown_tools)
+    if note:
+        typer.echo(f"note: {note}")
 
 
 def _choose(question: str, options: Sequence[str]) -> str:
@@ -183,11 +257,12 @@ def _choose(question: str, options: Sequence[str]) -> str:
         typer.echo(f"error: answer {', '.join(options[:-1])} or {options[-1]}")
 
 
-def _ask_call(p: Pending) -> Approve | Edit | Reject | Respond:
-    typer.echo(f"\ncall {p.call_id}  {p.tool}  (think step {p.step})")
-    typer.echo("  args: " + _shown_args(p).replace("\n", "\n  "))
-    if p.thought:
-        typer.echo(_indented(p.thought, "  thought: "))
+def _ask_call(p: Pending, shown: Pending) -> Approve | Edit | Reject | Respond:
+    """Ask about call `p`, showing it as `shown` (redacted)."""
+    typer.echo(f"\ncall {shown.call_id}  {shown.tool}  (think step {shown.step})")
+    typer.echo("  args: " + _shown_args(shown).replace("\n", "\n  "))
+    if shown.thought:
+        typer.echo(_indented(shown.thought, "  thought: "))
     choice = _choose("approve, edit, reject or respond?", ("approve", "edit", "reject", "respond"))
     if choice == "approve":
         return Approve()
@@ -196,33 +271,41 @@ def _ask_call(p: Pending) -> Approve | Edit | Reject | Respond:
     if choice == "respond":
         return Respond(text=typer.prompt("the observation the model should see"))
     while True:
-        text = typer.prompt("new args (JSON object)", default=_args_json(p.args, p.raw_args, None))
+        default = _args_json(shown.args, shown.raw_args, None)
+        text = typer.prompt("new args (JSON object)", default=default)
         try:
             value = json.loads(text)
         except ValueError as exc:
             typer.echo(f"error: not JSON ({exc}); try again")
             continue
         if isinstance(value, dict):
-            return Edit(args=value)
+            return Edit(args=keep_masked(value, p.args))
         typer.echo("error: the arguments must be a JSON object; try again")
 
 
-def ask(pending: Sequence[Pending]) -> Any:
+def ask(
+    pending: Sequence[Pending], tools: Iterable[Tool] = (), chain: Sequence[BaseStep] = ()
+) -> Any:
     """Ask a person at the terminal for the answer to a pause; None stops asking.
 
+    What is shown is redacted with the run's `tools` and `chain` (see `masked_pending`).
     Returns the `decisions` for `Agent.resume`: a mapping of call id to decision for
     approvals, "retry"/"abort"/guidance text for ask_human, or "" to go on past a breakpoint.
     """
-    approvals = [p for p in pending if p.kind == "approval"]
+    tools = list(tools)
+    shown, note = masked_pending(pending, tools, chain)
+    approvals = [(p, s) for p, s in zip(pending, shown, strict=True) if p.kind == "approval"]
     if approvals:
         noun = "1 call" if len(approvals) == 1 else f"{len(approvals)} calls"
         typer.echo(f"\nwaiting for approval of {noun}")
-        return {p.call_id: _ask_call(p) for p in approvals}
+        if note:
+            typer.echo(f"note: {note}")
+        return {p.call_id: _ask_call(p, s) for p, s in approvals}
     if any(p.kind == "ask_human" for p in pending):
-        typer.echo(describe(pending))
+        typer.echo(describe(pending, tools, chain))
         answer = typer.prompt("retry, abort, or type guidance for the model", default="retry")
         return answer.strip() or "retry"
-    typer.echo(describe(pending))
+    typer.echo(describe(pending, tools, chain))
     return "" if typer.confirm("continue?", default=True) else None
 
 
@@ -232,9 +315,10 @@ def resume_asking(agent: Any, result: Any) -> Any:
     A refused answer (say an edit that fails the tool's schema) is shown and asked again:
     the run stayed paused exactly as it was.
     """
+    tools = list(agent.deps.tools)
     while result.status == "paused" and result.pending:
         try:
-            answer = ask(result.pending)
+            answer = ask(result.pending, tools, result.chain)
         except typer.Abort:  # Ctrl-C or end of input: leave the run paused, say how to go on
             typer.echo("")
             break
@@ -246,5 +330,5 @@ def resume_asking(agent: Any, result: Any) -> Any:
         except ResumeValueError as exc:
             typer.echo(f"error: {exc}")
             continue
-        print_new_steps(result.chain, seen)
+        print_new_steps(result.chain, seen, tools)
     return result

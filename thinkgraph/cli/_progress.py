@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import typer
 
 from thinkgraph.cli._app import EXIT_FAILED, EXIT_PAUSED
-from thinkgraph.state import Counters
+from thinkgraph.state import BaseStep, Counters
 from thinkgraph.streaming import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
 from thinkgraph.views.redact import Redactor
 
@@ -143,6 +143,7 @@ def show(
     console: Console | None = None,
     clock: Callable[[], float] = time.monotonic,
     tools: Iterable[Any] = (),
+    chain: Sequence[BaseStep] = (),
 ) -> RunResult:
     """Show a run's events as they come, and return the result its `RunEnd` carries.
 
@@ -152,10 +153,12 @@ def show(
         console: where the live display draws (stdout by default).
         clock: the clock for the elapsed time.
         tools: the run's tools, whose `sensitive` fields are masked in every line.
+        chain: the steps written before these events (a resume's), so a secret they hold
+            is masked where the new steps repeat it.
     """
     from thinkgraph.views import format_step
 
-    redactor = Redactor([], {t.name: t for t in tools})
+    redactor = Redactor(chain, {t.name: t for t in tools})
     events = _learned(events, redactor)
     result: RunResult | None = None
     if mode == "live":

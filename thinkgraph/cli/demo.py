@@ -53,10 +53,10 @@ def demo(
         tools = [calculator, sql_query(db)]
         with Agent(chosen, tools, limits=limits, store=store_url) as agent:
             thread_id = f"demo-{uuid.uuid4().hex[:8]}"
-            print_steps(agent.stream(DEMO_TASK, thread_id))
+            print_steps(agent.stream(DEMO_TASK, thread_id), tools)
             result = agent.result(thread_id)
             diagram = agent.draw("mermaid")
-        report(result)
+        report(result, tools)
         typer.echo(f"\nThe graph (Mermaid):\n{diagram}")
         typer.echo(f"See this run again with: thinkgraph show {result.thread_id}")
         exit_for(result)

@@ -10,6 +10,9 @@ half-answers anywhere:
 - `decide T --approve C1 --edit C2='{…}' --reject C3='reason' --respond C4='text'` answers
   a mixed pause in one command.
 
+What they print is redacted with the run's tools (`--tools`), and a "***" in edited
+arguments keeps the proposed value it masks (see cli/_pending.py).
+
 The command that answers also continues the run, so it needs the run's tools and model
 (`--tools`, `--model` or `--script`), as `resume` does; with `--enqueue` it checks the
 answer and hands the continuation to a worker instead (see cli/worker.py).
@@ -39,7 +42,13 @@ from thinkgraph.cli._app import (
     make_model,
     report,
 )
-from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, print_new_steps
+from thinkgraph.cli._pending import (
+    AgentFlags,
+    describe,
+    how_to_continue,
+    keep_masked,
+    print_new_steps,
+)
 from thinkgraph.hitl import Approve, Edit, Reject, Respond
 
 Decision = Approve | Edit | Reject | Respond
@@ -108,7 +117,12 @@ def _answer_calls(
             waiting = {p.call_id or "": p for p in before.pending if p.kind == "approval"}
             if before.status != "paused" or not waiting:
                 fail(_not_waiting(thread, before))
-            decisions: dict[str, Decision] = decide(sorted(waiting))
+            decisions: dict[str, Decision] = {
+                call_id: Edit(args=keep_masked(d.args, waiting[call_id].args))
+                if isinstance(d, Edit) and call_id in waiting
+                else d
+                for call_id, d in decide(sorted(waiting)).items()
+            }
             unknown = sorted(set(decisions) - set(waiting))
             if unknown:
                 fail(
@@ -136,8 +150,8 @@ def _answer_calls(
                 enqueue_resume(agent, thread, decisions, queue)
                 return
             result = agent.resume(thread, decisions)
-        print_new_steps(result.chain, len(before.chain))
-        report(result)
+        print_new_steps(result.chain, len(before.chain), loaded)
+        report(result, loaded)
         exit_for(result, flags)
 
     guarded(go)
@@ -299,12 +313,22 @@ def decide(
 def pending(
     thread: Annotated[str, typer.Argument(help="The thread to look at.")],
     store: StoreOpt = "",
+    tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools",
+            help="The run's tools (module:attr), to show the arguments that are not "
+            "secret; without them every argument is masked.",
+        ),
+    ] = None,
 ) -> None:
     """Say what a paused run waits for and print the commands that continue it."""
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
 
     url = existing_store(store)
+    flags = AgentFlags(store, tools or ())
+    loaded = flags.loaded_tools()
 
     def go() -> None:
         with Agent(ScriptedModel([]), store=url) as agent:
@@ -314,11 +338,12 @@ def pending(
             typer.echo(f"thread {thread} is {result.status}{why}: it waits for nothing")
             return
         if result.pending:
-            typer.echo(describe(result.pending))
+            typer.echo(describe(result.pending, loaded, result.chain))
         else:
             typer.echo(f"thread {thread} is unfinished (its process stopped or is running)")
-        typer.echo("continue with (add the run's --tools and --model or --script):")
-        for command in how_to_continue(thread, result.pending, AgentFlags(store)):
+        missing = "--model or --script" if tools else "--tools and --model or --script"
+        typer.echo(f"continue with (add the run's {missing}):")
+        for command in how_to_continue(thread, result.pending, flags, loaded, result.chain):
             typer.echo(f"  {command}")
         from thinkgraph.storage import is_postgres_url
 

@@ -80,8 +80,8 @@ def fork(
     def go() -> None:
         with Agent(chosen, loaded, store=existing_store(store)) as agent:
             result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=new_thread)
-        typer.echo(to_text(result.chain))
-        report(result)
+        typer.echo(to_text(result.chain, tools=loaded))
+        report(result, loaded)
         exit_for(result, flags)
 
     guarded(go)
