@@ -250,11 +250,6 @@ def test_a_resumed_run_shown_with_its_earlier_steps_masks_a_secret_they_hold(
     assert PIN not in out and "the lab safe is open (pin ***)" in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli/run.py (not ours) does not give `show` the chain written before the resume: "
-    "it needs show(agent.resume_events(...), mode, tools=loaded, chain=before.chain)",
-)
 @pytest.mark.parametrize("extra", [["--json"], []], ids=["json", "plain"])
 def test_resume_from_the_cli_masks_a_secret_written_before_the_resume(
     extra: list[str], sqlite_url: str, script: Path, thread_id: str

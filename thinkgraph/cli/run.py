@@ -157,7 +157,7 @@ def resume(
                     f"({before.status}); leave out --answer (see `thinkgraph pending {thread}`)"
                 )
             if waits and answer is None and mode != "json" and is_interactive(no_input):
-                typer.echo(to_text(before.chain))
+                typer.echo(to_text(before.chain, tools=loaded))
                 result = resume_asking(agent, before)
             elif "approval" in waits and answer is None:
                 fail(
@@ -172,8 +172,9 @@ def resume(
                 )
             else:
                 if mode != "json":
-                    typer.echo(to_text(before.chain))
-                result = show(agent.resume_events(thread, answer), mode, tools=loaded)
+                    typer.echo(to_text(before.chain, tools=loaded))
+                events = agent.resume_events(thread, answer)
+                result = show(events, mode, tools=loaded, chain=before.chain)
         if mode == "json":
             raise typer.Exit(exit_code(result))
         report(result, loaded)
