@@ -252,3 +252,37 @@ def test_a_predicate_sees_defaults_and_validated_values(sqlite_url: str, thread_
     ) as agent:
         assert agent.run("pay", thread_id=thread_id).status == "done"
     assert seen and seen[0] == {"amount": 7, "currency": "EUR"}
+
+
+# -- a state written by hand cannot skip the gate -------------------------------------------
+
+
+def test_a_state_claiming_no_call_needs_approval_still_pauses_at_the_gate(
+    agent: Agent, thread_id: str
+) -> None:
+    # As a Studio "edit state" or a raw update_state could write it: think's decision with
+    # needs_approval emptied.
+    calls = [ToolCall(name="send", args={"to": "ceo"})]
+    state = agent._start("send it")
+    state["chain"] += [
+        ThoughtStep(node="think", text="send"),
+        ToolCallStep(node="think", call=calls[0], think_step=1),
+    ]
+    counters = state["counters"].model_copy(update={"steps": 1, "model_calls": 1})
+    state.update(pending_calls=calls, counters=counters, needs_approval=[])
+    config = agent._config(thread_id)
+    agent.graph.update_state(config, state, as_node="think")
+    result = agent.resume(thread_id)
+    assert result.status == "paused"
+    assert [p.call_id for p in result.pending] == [calls[0].id]
+    assert SENT == []
+
+
+def test_a_call_marked_cleared_without_a_decision_never_runs(agent: Agent, thread_id: str) -> None:
+    config, ids = _paused(agent, thread_id)
+    # Written as if the gate had cleared both calls, with no decision recorded.
+    agent.graph.update_state(config, {"run_calls": ids, "needs_approval": []}, as_node="approve")
+    result = agent.resume(thread_id)
+    assert SENT == []
+    observed = [s.text for s in result.chain if s.type == "observation"]
+    assert observed and all("did not run" in text for text in observed)

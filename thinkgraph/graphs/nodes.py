@@ -44,9 +44,7 @@ from langgraph.types import Send
 
 from thinkgraph._langgraph import dual_node
 from thinkgraph.graphs import routing
-from thinkgraph.graphs._dispatch import THINK_TARGETS
-from thinkgraph.graphs._dispatch import route_approved as _route_approved
-from thinkgraph.graphs._dispatch import route_think as _route_think
+from thinkgraph.graphs.routing import THINK_TARGETS
 from thinkgraph.llm.call import count_usage
 from thinkgraph.nodes.act import ActTask
 from thinkgraph.nodes.act import act as _act
@@ -228,7 +226,7 @@ def route_think(deps: Deps) -> Router:
 
     Targets: `THINK_TARGETS`. Calls a tool's cache can answer are served from it.
     """
-    return _named_router("route_think", lambda state: _route_think(state, deps.tools))
+    return _named_router("route_think", lambda state: routing.route_think(state, deps))
 
 
 def route_approved(deps: Deps) -> Router:
@@ -236,7 +234,7 @@ def route_approved(deps: Deps) -> Router:
 
     Targets: `APPROVE_TARGETS`.
     """
-    return _named_router("route_approved", lambda state: _route_approved(state, deps.tools))
+    return _named_router("route_approved", lambda state: routing.route_approved(state, deps))
 
 
 def route_after_observe(deps: Deps | None = None) -> Router:

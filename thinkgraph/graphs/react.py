@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from thinkgraph.graphs import nodes, routing
-from thinkgraph.graphs._dispatch import THINK_TARGETS, route_approved, route_think
+from thinkgraph.graphs.routing import THINK_TARGETS, route_approved, route_think
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState
 from thinkgraph.viz.checks import check_graph

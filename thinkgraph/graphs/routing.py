@@ -14,6 +14,13 @@ Order of the checks after think (the first that applies wins):
 5. proposed tool calls go to act, through approve when a call needs a person's decision;
 6. RESET goes to reset while resets are left, else back to think (think says why);
 7. anything else (an unparsable reply, a thought without calls) goes back to think.
+
+`route` decides by the state alone. `route_think` and `route_approved` are the edges the
+graph uses into act: they start one act task (`Send`) per call, and with the agent's parts
+(`Deps`) they check the gate once more from the tools themselves, so a state that claims
+nothing needs approval, or that a call was cleared (written by hand, e.g. with
+`update_state`), still cannot send a gated call to act without a person's recorded
+decision.
 """
 
 from __future__ import annotations
@@ -21,7 +28,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from thinkgraph.state import Counters
+from langgraph.types import Send
+
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.state import AgentState, Counters
 from thinkgraph.types import NextAction, StepLimits, StopReason
 
 __all__ = [
@@ -32,6 +42,7 @@ __all__ = [
     "OBSERVE",
     "RESET",
     "THINK",
+    "THINK_TARGETS",
     "VALIDATE",
     "budget_stop",
     "failure_target",
@@ -40,6 +51,8 @@ __all__ = [
     "route_after_human",
     "route_after_observe",
     "route_after_validate",
+    "route_approved",
+    "route_think",
 ]
 
 THINK: Final = "think"
@@ -52,6 +65,9 @@ FINALIZE: Final = "finalize"
 ASK_HUMAN: Final = "ask_human"
 
 ThinkTarget = Literal["think", "approve", "act", "validate", "reset", "finalize", "ask_human"]
+
+THINK_TARGETS: Final = [THINK, APPROVE, ACT, VALIDATE, RESET, FINALIZE, ASK_HUMAN]
+"""Every node the router after think can choose."""
 
 
 def _counters(state: Mapping[str, Any]) -> Counters:
@@ -174,3 +190,61 @@ def route_after_human(state: Mapping[str, Any], limits: StepLimits) -> Literal["
     if guard_stop(_counters(state), limits) is not None:
         return FINALIZE
     return THINK
+
+
+# -- the edges into act ---------------------------------------------------------------------
+
+
+def route_think(state: AgentState, deps: Deps | None = None) -> str | list[Send]:
+    """`route` for the edge after think, with one act task (`Send`) per proposed call.
+
+    With `deps`, a call a tool's cache can answer carries the cached result to act, and
+    calls are sent to approve instead whenever one of them needs a person's decision that
+    is not recorded, whatever the state says.
+    """
+    target = route(state, state["limits"])
+    if target != ACT:
+        return target
+    if deps is not None and _unapproved(state, deps, None):
+        return APPROVE
+    return _sends(state, None, deps)
+
+
+def route_approved(state: AgentState, deps: Deps | None = None) -> str | list[Send]:
+    """After approval: one act task per call cleared to run; none left → observe.
+
+    With `deps`, a call marked cleared that needs a decision with none recorded is not
+    sent: it never runs, and observe tells the model it did not run.
+    """
+    cleared = set(state.get("run_calls") or [])
+    if deps is not None:
+        cleared -= set(_unapproved(state, deps, cleared))
+    return _sends(state, cleared, deps) or OBSERVE
+
+
+def _unapproved(state: AgentState, deps: Deps, only: set[str] | None) -> list[str]:
+    from thinkgraph.nodes.approve import unapproved_calls
+
+    calls = [c for c in state.get("pending_calls") or [] if only is None or c.id in only]
+    return unapproved_calls(deps, state["chain"], calls)
+
+
+def _sends(state: AgentState, only: set[str] | None, deps: Deps | None) -> list[Send]:
+    from thinkgraph.nodes.act import ActTask, time_left
+    from thinkgraph.tools.cache import find_cached
+
+    step = _counters(state).steps
+    calls = [c for c in state.get("pending_calls") or [] if only is None or c.id in only]
+    tools = deps.tools if deps is not None else None
+    # Cache hits are found here because an act task sees only its call, never the chain;
+    # `cache_ttls` is empty unless a tool caches, so the usual round scans nothing.
+    hits = find_cached(tools, state["chain"], calls) if tools and tools.cache_ttls else {}
+    sends = []
+    first = len(state["chain"])
+    left = time_left(state)
+    for offset, call in enumerate(calls):
+        task = ActTask(call=call, step=step, number=first + offset, time_left_s=left)
+        if call.id in hits:
+            task["cached"] = hits[call.id]
+        sends.append(Send(ACT, task))
+    return sends

@@ -22,7 +22,7 @@ from thinkgraph.state import (
 from thinkgraph.tools.base import Tool
 from thinkgraph.tools.runner import validate_args
 
-__all__ = ["approve", "calls_needing_approval"]
+__all__ = ["approve", "calls_needing_approval", "unapproved_calls"]
 
 
 def calls_needing_approval(deps: Deps, calls: Sequence[ToolCall]) -> list[str]:
@@ -54,9 +54,42 @@ def _rule_asks(tool: Tool, call: ToolCall) -> bool:
     return args is None or tool.needs_approval(args.model_dump())
 
 
-def approval_requests(state: AgentState) -> list[Pending]:
-    """What the gate asks a person: one entry per call that needs a decision."""
+def decided_calls(chain: Sequence[BaseStep]) -> dict[str, str]:
+    """The decisions a person recorded in the current round: call id → what they said.
+
+    Scans back only to the round's thought (a round's decisions follow its calls).
+    """
+    decided: dict[str, str] = {}
+    for step in reversed(chain):
+        if isinstance(step, ThoughtStep):
+            break
+        if isinstance(step, HumanStep) and step.call_id is not None:
+            decided.setdefault(step.call_id, step.kind)
+    return decided
+
+
+def unapproved_calls(deps: Deps, chain: Sequence[BaseStep], calls: Sequence[ToolCall]) -> list[str]:
+    """Ids of the calls that need a person's decision and have none recorded.
+
+    Checked from the tools themselves at the edges into act, so a state that says nothing
+    needs approval (written by hand, or by an older graph) cannot skip the gate.
+    """
+    needed = calls_needing_approval(deps, calls)
+    if not needed:
+        return []
+    decided = decided_calls(chain)
+    return [call_id for call_id in needed if call_id not in decided]
+
+
+def approval_requests(state: AgentState, deps: Deps | None = None) -> list[Pending]:
+    """What the gate asks a person: one entry per call that needs a decision.
+
+    The calls think marked, and with `deps` every other call of the round that needs a
+    decision with none recorded yet.
+    """
     need = set(state.get("needs_approval") or [])
+    if deps is not None:
+        need.update(unapproved_calls(deps, state["chain"], state.get("pending_calls") or []))
     thought = next((s.text for s in reversed(state["chain"]) if isinstance(s, ThoughtStep)), "")
     step = (state.get("counters") or Counters()).steps
     return [
@@ -84,11 +117,13 @@ async def approve(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     run stays paused. Approved and edited calls go on to act; a rejected call's reason, or
     a person's response, becomes its result without running.
     """
-    requests = approval_requests(state)
-    decisions: dict[str, Approve | Edit | Reject | Respond] = interrupt(
-        {"kind": "approval", "requests": [r.model_dump() for r in requests]},
-        response_schema=approval_answer(requests, deps.tools),
-    )
+    requests = approval_requests(state, deps)
+    decisions: dict[str, Approve | Edit | Reject | Respond] = {}
+    if requests:
+        decisions = interrupt(
+            {"kind": "approval", "requests": [r.model_dump() for r in requests]},
+            response_schema=approval_answer(requests, deps.tools),
+        )
     steps: list[BaseStep] = []
     calls: list[ToolCall] = []
     to_run: list[str] = []
