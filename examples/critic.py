@@ -1,6 +1,6 @@
 """A critic node between validate and finalize: an answer must survive review to be final.
 
-The graph is ours, built from `thinkgraph.graphs.nodes`, with one node of yours: after
+The graph is ours, built from `thinkgraph.graphs.parts`, with one node of yours: after
 validate passes an answer, the critic checks that the answer is the number a calculator
 call returned. If not, it rejects the answer (the model sees why) and the run goes back to
 think; the step guards still bound the loop.
@@ -17,7 +17,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from thinkgraph import Agent, ScriptedModel, StepLimits, Verdict
-from thinkgraph.graphs import nodes
+from thinkgraph.graphs import parts
 from thinkgraph.graphs.routing import guard_stop
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState, ObservationStep, ValidationStep
@@ -78,23 +78,23 @@ def route_after_critic(state: AgentState) -> str:
 def build(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
     """Our graph with the critic between validate and finalize."""
     graph: StateGraph[AgentState, Any, AgentState, AgentState] = StateGraph(AgentState)
-    graph.add_node("think", nodes.think(deps))
-    graph.add_node("act", nodes.act(deps))
-    graph.add_node("observe", nodes.observe(deps))
-    graph.add_node("validate", nodes.validate(deps))
-    graph.add_node("reset", nodes.reset(deps))
-    graph.add_node("critic", nodes.node("critic", critic, deps))
-    graph.add_node("finalize", nodes.finalize(deps))
+    graph.add_node("think", parts.think_node(deps))
+    graph.add_node("act", parts.act_node(deps))
+    graph.add_node("observe", parts.observe_node(deps))
+    graph.add_node("validate", parts.validate_node(deps))
+    graph.add_node("reset", parts.reset_node(deps))
+    graph.add_node("critic", parts.node("critic", critic, deps))
+    graph.add_node("finalize", parts.finalize_node(deps))
 
     graph.add_edge(START, "think")
     think_targets = ["think", "act", "validate", "reset", "finalize"]
-    graph.add_conditional_edges("think", nodes.route_think(deps), think_targets)
+    graph.add_conditional_edges("think", parts.think_router(deps), think_targets)
     graph.add_edge("act", "observe")
-    graph.add_conditional_edges("observe", nodes.route_after_observe(deps), ["think", "finalize"])
+    graph.add_conditional_edges("observe", parts.observe_router(deps), ["think", "finalize"])
     # validate's router says "finalize" for a passed answer: send that to the critic.
     graph.add_conditional_edges(
         "validate",
-        nodes.route_after_validate(deps),
+        parts.validate_router(deps),
         {"finalize": "critic", "think": "think", "reset": "reset"},
     )
     graph.add_conditional_edges(

@@ -1,6 +1,6 @@
 """A planner node before the first think: the model plans once, then works the plan.
 
-The graph is ours, built from `thinkgraph.graphs.nodes`, with one node of yours between
+The graph is ours, built from `thinkgraph.graphs.parts`, with one node of yours between
 START and think. The planner asks the model for a short plan and writes it into the
 chain as guidance (a `HumanStep` of kind "guidance"), which every later prompt shows.
 Its model call counts in the run's budgets like think's.
@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from thinkgraph import Agent, ScriptedModel, StepLimits
-from thinkgraph.graphs import nodes
+from thinkgraph.graphs import parts
 from thinkgraph.llm.base import ModelRequest
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState, HumanStep, TaskStep
@@ -57,29 +57,29 @@ def planner(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     plan = HumanStep(node="planner", kind="guidance", text=f"Plan:\n{reply.text.strip()}")
     return {
         "chain": [plan],
-        "counters": nodes.count_usage(counters, reply, time.perf_counter() - started),
+        "counters": parts.count_usage(counters, reply, time.perf_counter() - started),
     }
 
 
 def build(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
     """Our graph with the planner between START and think."""
     graph: StateGraph[AgentState, Any, AgentState, AgentState] = StateGraph(AgentState)
-    graph.add_node("planner", nodes.node("planner", planner, deps))
-    graph.add_node("think", nodes.think(deps))
-    graph.add_node("act", nodes.act(deps))
-    graph.add_node("observe", nodes.observe(deps))
-    graph.add_node("validate", nodes.validate(deps))
-    graph.add_node("reset", nodes.reset(deps))
-    graph.add_node("finalize", nodes.finalize(deps))
+    graph.add_node("planner", parts.node("planner", planner, deps))
+    graph.add_node("think", parts.think_node(deps))
+    graph.add_node("act", parts.act_node(deps))
+    graph.add_node("observe", parts.observe_node(deps))
+    graph.add_node("validate", parts.validate_node(deps))
+    graph.add_node("reset", parts.reset_node(deps))
+    graph.add_node("finalize", parts.finalize_node(deps))
 
     graph.add_edge(START, "planner")
     graph.add_edge("planner", "think")
     think_targets = ["think", "act", "validate", "reset", "finalize"]
-    graph.add_conditional_edges("think", nodes.route_think(deps), think_targets)
+    graph.add_conditional_edges("think", parts.think_router(deps), think_targets)
     graph.add_edge("act", "observe")
-    graph.add_conditional_edges("observe", nodes.route_after_observe(deps), ["think", "finalize"])
+    graph.add_conditional_edges("observe", parts.observe_router(deps), ["think", "finalize"])
     graph.add_conditional_edges(
-        "validate", nodes.route_after_validate(deps), ["think", "reset", "finalize"]
+        "validate", parts.validate_router(deps), ["think", "reset", "finalize"]
     )
     graph.add_edge("reset", "think")
     graph.add_edge("finalize", END)

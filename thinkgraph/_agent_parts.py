@@ -18,7 +18,7 @@ __all__ = ["REACT_NODES", "GraphBuilder", "as_breakpoints", "as_tool", "built_gr
 
 GraphBuilder = Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]
 """A function that builds an uncompiled graph from the agent's parts, like
-`build_react_graph`; see `thinkgraph.graphs.nodes`."""
+`build_react_graph`; see `thinkgraph.graphs.parts`."""
 
 REACT_NODES = frozenset(
     {"think", "approve", "act", "observe", "validate", "reset", "finalize", "ask_human"}

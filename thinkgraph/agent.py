@@ -94,7 +94,7 @@ class Agent:
         '42'
 
     Your own graph: pass ``build_graph=build`` where ``build(deps)`` returns an
-    uncompiled `StateGraph` made with `thinkgraph.graphs.nodes` (and nodes of yours). It is
+    uncompiled `StateGraph` made with `thinkgraph.graphs.parts` (and nodes of yours). It is
     checked with `check_graph` here, and runs, pauses, streams and draws like ours.
     """
 

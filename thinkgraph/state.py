@@ -357,7 +357,7 @@ def number_steps(steps: Sequence[BaseStep], first: int) -> None:
 def stamp_steps(steps: Sequence[BaseStep], node: str) -> None:
     """Name the node that wrote freshly made steps, in place, where the step left it empty.
 
-    A node of a user's built with `thinkgraph.graphs.nodes.node` may make steps without
+    A node of a user's built with `thinkgraph.graphs.parts.node` may make steps without
     naming itself; the run overlay and the views count steps by their node.
     """
     for step in steps:

@@ -10,7 +10,7 @@ from langgraph.graph import END, START, StateGraph
 
 from thinkgraph import Agent, ScriptedModel, tool
 from thinkgraph.errors import ConfigError, GraphConfigError
-from thinkgraph.graphs import THINK_TARGETS, build_react_graph, nodes
+from thinkgraph.graphs import THINK_TARGETS, build_react_graph, parts
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.policies import ReActText
 from thinkgraph.state import AgentState, HumanStep, ThoughtStep
@@ -40,18 +40,18 @@ def note(state: AgentState, *, deps: Deps) -> dict[str, Any]:
 def with_note(deps: Deps, note_node: Any = None) -> Graph:
     """START → note → think …: a user's node in front of our loop, no approve/ask_human."""
     graph: Graph = StateGraph(AgentState)
-    graph.add_node("note", note_node or nodes.node("note", note, deps))
-    for make in (nodes.think, nodes.observe, nodes.validate, nodes.reset, nodes.finalize):
-        graph.add_node(make.__name__, make(deps))
-    graph.add_node("act", nodes.act(deps))
+    graph.add_node("note", note_node or parts.node("note", note, deps))
+    for name in ("think", "observe", "validate", "reset", "finalize"):
+        graph.add_node(name, getattr(parts, f"{name}_node")(deps))
+    graph.add_node("act", parts.act_node(deps))
     graph.add_edge(START, "note")
     graph.add_edge("note", "think")
     targets = ["think", "act", "validate", "reset", "finalize"]
-    graph.add_conditional_edges("think", nodes.route_think(deps), targets)
+    graph.add_conditional_edges("think", parts.think_router(deps), targets)
     graph.add_edge("act", "observe")
-    graph.add_conditional_edges("observe", nodes.route_after_observe(deps), ["think", "finalize"])
+    graph.add_conditional_edges("observe", parts.observe_router(deps), ["think", "finalize"])
     graph.add_conditional_edges(
-        "validate", nodes.route_after_validate(deps), ["think", "reset", "finalize"]
+        "validate", parts.validate_router(deps), ["think", "reset", "finalize"]
     )
     graph.add_edge("reset", "think")
     graph.add_edge("finalize", END)
@@ -73,18 +73,19 @@ def test_the_react_graph_is_built_from_the_public_factories() -> None:
 
 
 @pytest.mark.parametrize(
-    "make",
+    ("make", "name"),
     [
-        nodes.route_think,
-        nodes.route_after_observe,
-        nodes.route_after_validate,
-        nodes.route_after_human,
+        (parts.think_router, "route_think"),
+        (parts.observe_router, "route_after_observe"),
+        (parts.validate_router, "route_after_validate"),
+        (parts.human_router, "route_after_human"),
     ],
 )
-def test_the_guarding_routers_keep_their_names_and_their_guard_mark(make: Any) -> None:
+def test_the_guarding_routers_keep_their_names_and_their_guard_mark(make: Any, name: str) -> None:
     deps = Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry([]))
     router = make(deps)
-    assert router.__name__ == make.__name__  # LangGraph and the diagrams name the branch by it
+    # LangGraph and the diagrams name the branch by the routing function it runs.
+    assert router.__name__ == name
     assert is_guarded_router(router)
 
 
@@ -118,7 +119,7 @@ def test_the_model_sees_what_a_users_node_wrote() -> None:
 def test_a_broken_custom_graph_is_refused_when_the_agent_is_made_naming_the_node() -> None:
     def dead_end(deps: Deps) -> Graph:
         graph = with_note(deps)
-        graph.add_node("audit", nodes.node("audit", note, deps))
+        graph.add_node("audit", parts.node("audit", note, deps))
         graph.add_edge("note", "audit")
         return graph
 
@@ -151,7 +152,7 @@ def test_a_node_wrapped_without_deps_gets_the_state_only_and_its_steps_numbered(
     def stamp(state: AgentState) -> dict[str, Any]:
         return {"chain": [ThoughtStep(node="stamp", text=f"{len(state['chain'])} steps so far")]}
 
-    run = nodes.node("stamp", stamp)
+    run = parts.node("stamp", stamp)
     update = run.invoke({"chain": [ThoughtStep(node="think")] * 3})
     assert update["node"] == "stamp" and update["chain"][0].number == 3
     assert update["chain"][0].text == "3 steps so far"
@@ -165,7 +166,7 @@ def test_a_node_stamps_its_name_on_steps_that_leave_it_empty_sync_or_async() -> 
         return plain(state)
 
     for fn in (plain, awaited):
-        update = nodes.node("critic", fn).invoke({"chain": []})
+        update = parts.node("critic", fn).invoke({"chain": []})
         assert [s.node for s in update["chain"]] == ["critic", "other"]
 
 

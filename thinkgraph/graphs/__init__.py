@@ -1,11 +1,11 @@
 """Graphs: the prebuilt ReAct graph, the routers, and the parts to build your own.
 
-`nodes` holds the node and router factories for your own `StateGraph`; `build_react_graph`
+`parts` holds the node and router factories for your own `StateGraph`; `build_react_graph`
 returns ours, uncompiled. Both load on first use: the diagrams import `routing` from here,
 and `build_react_graph` checks its graph with them.
 
 Example:
-    >>> from thinkgraph.graphs import build_react_graph, nodes
+    >>> from thinkgraph.graphs import build_react_graph, parts
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from thinkgraph.graphs import nodes
+    from thinkgraph.graphs import parts
     from thinkgraph.graphs.react import THINK_TARGETS, build_react_graph
 
-__all__ = ["THINK_TARGETS", "build_react_graph", "nodes"]
+__all__ = ["THINK_TARGETS", "build_react_graph", "parts"]
 
 _WHERE = {
     "THINK_TARGETS": "thinkgraph.graphs.react",
@@ -26,8 +26,8 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
-    if name == "nodes":
-        return importlib.import_module("thinkgraph.graphs.nodes")
+    if name == "parts":
+        return importlib.import_module("thinkgraph.graphs.parts")
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'thinkgraph.graphs' has no attribute {name!r}")

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from thinkgraph.graphs import nodes, routing
+from thinkgraph.graphs import parts, routing
 from thinkgraph.graphs.routing import THINK_TARGETS, route_approved, route_think
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState
@@ -18,7 +18,7 @@ __all__ = ["THINK_TARGETS", "build_react_graph", "route_approved", "route_think"
 def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
     """Build the thinkgraph ReAct graph, uncompiled so it can be extended.
 
-    It is made of the parts in `thinkgraph.graphs.nodes`; add your own nodes and edges
+    It is made of the parts in `thinkgraph.graphs.parts`; add your own nodes and edges
     before compiling, or build a graph of your own from the same parts.
 
     Args:
@@ -30,32 +30,25 @@ def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, Age
         give a function that builds it to ``Agent(..., build_graph=...)``.
     """
     graph: StateGraph[AgentState, Any, AgentState, AgentState] = StateGraph(AgentState)
-    for make in (
-        nodes.think,
-        nodes.approve,
-        nodes.observe,
-        nodes.validate,
-        nodes.reset,
-        nodes.finalize,
-        nodes.ask_human,
-    ):
-        graph.add_node(make.__name__, make(deps))
-    graph.add_node(routing.ACT, nodes.act(deps))
+    graph.add_node(routing.THINK, parts.think_node(deps))
+    graph.add_node(routing.APPROVE, parts.approve_node(deps))
+    graph.add_node(routing.OBSERVE, parts.observe_node(deps))
+    graph.add_node(routing.VALIDATE, parts.validate_node(deps))
+    graph.add_node(routing.RESET, parts.reset_node(deps))
+    graph.add_node(routing.FINALIZE, parts.finalize_node(deps))
+    graph.add_node(routing.ASK_HUMAN, parts.ask_human_node(deps))
+    graph.add_node(routing.ACT, parts.act_node(deps))
 
     graph.add_edge(START, routing.THINK)
-    graph.add_conditional_edges(routing.THINK, nodes.route_think(deps), THINK_TARGETS)
-    graph.add_conditional_edges(routing.APPROVE, nodes.route_approved(deps), nodes.APPROVE_TARGETS)
+    graph.add_conditional_edges(routing.THINK, parts.think_router(deps), THINK_TARGETS)
+    graph.add_conditional_edges(routing.APPROVE, parts.approved_router(deps), parts.APPROVE_TARGETS)
     graph.add_edge(routing.ACT, routing.OBSERVE)
+    graph.add_conditional_edges(routing.OBSERVE, parts.observe_router(deps), parts.OBSERVE_TARGETS)
     graph.add_conditional_edges(
-        routing.OBSERVE, nodes.route_after_observe(deps), nodes.OBSERVE_TARGETS
-    )
-    graph.add_conditional_edges(
-        routing.VALIDATE, nodes.route_after_validate(deps), nodes.VALIDATE_TARGETS
+        routing.VALIDATE, parts.validate_router(deps), parts.VALIDATE_TARGETS
     )
     graph.add_edge(routing.RESET, routing.THINK)
-    graph.add_conditional_edges(
-        routing.ASK_HUMAN, nodes.route_after_human(deps), nodes.HUMAN_TARGETS
-    )
+    graph.add_conditional_edges(routing.ASK_HUMAN, parts.human_router(deps), parts.HUMAN_TARGETS)
     graph.add_edge(routing.FINALIZE, END)
     # Cheap (a few dozen edges) and catches a broken edit of this function at build time.
     check_graph(graph)

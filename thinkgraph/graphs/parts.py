@@ -1,4 +1,7 @@
-"""Our nodes and routers as parts for your own `StateGraph`.
+"""Our nodes and routers as parts for your own `StateGraph`: node and router factories.
+
+(The node bodies themselves live in `thinkgraph.nodes`; these factories bind them to the
+agent's parts and make them LangGraph nodes and routers.)
 
 Every factory here takes the agent's `Deps` and returns what LangGraph takes: a node for
 ``add_node`` or a router for ``add_conditional_edges``. `build_react_graph` is made of
@@ -8,23 +11,23 @@ agent is made and gets checkpoints, approvals, breakpoints, streaming, history a
 diagrams like ours.
 
 The routers return our node names ("think", "finalize", …); send a route elsewhere with a
-path map, e.g. ``{"finalize": "critic", "think": "think"}``. `act` must be named "act":
-route_think and route_approved start one act task per call under that name.
+path map, e.g. ``{"finalize": "critic", "think": "think"}``. The act node must be named
+"act": think_router and approved_router start one act task per call under that name.
 
 Example:
     >>> from langgraph.graph import END, START, StateGraph
-    >>> from thinkgraph.graphs import nodes
+    >>> from thinkgraph.graphs import parts
     >>> from thinkgraph.state import AgentState
     >>> def build(deps):
     ...     graph = StateGraph(AgentState)
     ...     for name in ("think", "act", "observe", "validate", "reset", "finalize"):
-    ...         graph.add_node(name, getattr(nodes, name)(deps))
+    ...         graph.add_node(name, getattr(parts, f"{name}_node")(deps))
     ...     graph.add_edge(START, "think")
-    ...     graph.add_conditional_edges("think", nodes.route_think(deps), nodes.THINK_TARGETS)
+    ...     graph.add_conditional_edges("think", parts.think_router(deps), parts.THINK_TARGETS)
     ...     graph.add_edge("act", "observe")
-    ...     graph.add_conditional_edges("observe", nodes.route_after_observe(deps),
+    ...     graph.add_conditional_edges("observe", parts.observe_router(deps),
     ...                                 ["think", "finalize"])
-    ...     graph.add_conditional_edges("validate", nodes.route_after_validate(deps),
+    ...     graph.add_conditional_edges("validate", parts.validate_router(deps),
     ...                                 ["think", "reset", "finalize"])
     ...     graph.add_edge("reset", "think")
     ...     graph.add_edge("finalize", END)
@@ -67,21 +70,21 @@ __all__ = [
     "VALIDATE_TARGETS",
     "Node",
     "Router",
-    "act",
-    "approve",
-    "ask_human",
+    "act_node",
+    "approve_node",
+    "approved_router",
+    "ask_human_node",
     "count_usage",
-    "finalize",
+    "finalize_node",
+    "human_router",
     "node",
-    "observe",
-    "reset",
-    "route_after_human",
-    "route_after_observe",
-    "route_after_validate",
-    "route_approved",
-    "route_think",
-    "think",
-    "validate",
+    "observe_node",
+    "observe_router",
+    "reset_node",
+    "think_node",
+    "think_router",
+    "validate_node",
+    "validate_router",
 ]
 
 # `count_usage(counters, reply, elapsed_s)` is here for nodes of yours that call the model:
@@ -154,42 +157,42 @@ def node(
     return dual_node(name, run)
 
 
-def think(deps: Deps, *, name: str = routing.THINK) -> Node:
+def think_node(deps: Deps, *, name: str = routing.THINK) -> Node:
     """The think node: project the chain, call the model, record its decision."""
     return node(name, _think, deps)
 
 
-def approve(deps: Deps, *, name: str = routing.APPROVE) -> Node:
+def approve_node(deps: Deps, *, name: str = routing.APPROVE) -> Node:
     """The approval gate: one interrupt for every proposed call that needs a person."""
     return node(name, _approve, deps)
 
 
-def observe(deps: Deps, *, name: str = routing.OBSERVE) -> Node:
+def observe_node(deps: Deps, *, name: str = routing.OBSERVE) -> Node:
     """The observe node: fold the round's tool results into observations."""
     return node(name, _observe, deps)
 
 
-def validate(deps: Deps, *, name: str = routing.VALIDATE) -> Node:
+def validate_node(deps: Deps, *, name: str = routing.VALIDATE) -> Node:
     """The validate node: run the validators on the candidate answer."""
     return node(name, _validate, deps)
 
 
-def reset(deps: Deps, *, name: str = routing.RESET) -> Node:
+def reset_node(deps: Deps, *, name: str = routing.RESET) -> Node:
     """The reset node: start the reasoning over, keeping a short lesson."""
     return node(name, _reset, deps)
 
 
-def finalize(deps: Deps, *, name: str = routing.FINALIZE) -> Node:
+def finalize_node(deps: Deps, *, name: str = routing.FINALIZE) -> Node:
     """The finalize node: record the answer and why the run stopped."""
     return node(name, _finalize, deps)
 
 
-def ask_human(deps: Deps, *, name: str = routing.ASK_HUMAN) -> Node:
+def ask_human_node(deps: Deps, *, name: str = routing.ASK_HUMAN) -> Node:
     """The ask_human node: pause for a person after repeated failures."""
     return node(name, _ask_human, deps)
 
 
-def act(deps: Deps) -> Node:
+def act_node(deps: Deps) -> Node:
     """The act node: run one tool call (LangGraph runs one act task per call).
 
     Add it under the name "act"; LangGraph reads its input (`ActTask`) from the signature.
@@ -221,7 +224,7 @@ def _limited(route: Callable[[AgentState, StepLimits], str]) -> Router:
     return _named_router(route.__name__, lambda state: str(route(state, state["limits"])))
 
 
-def route_think(deps: Deps) -> Router:
+def think_router(deps: Deps) -> Router:
     """After think: validate, finalize (a guard), approve or act (one task per call), …
 
     Targets: `THINK_TARGETS`. Calls a tool's cache can answer are served from it.
@@ -229,7 +232,7 @@ def route_think(deps: Deps) -> Router:
     return _named_router("route_think", lambda state: routing.route_think(state, deps))
 
 
-def route_approved(deps: Deps) -> Router:
+def approved_router(deps: Deps) -> Router:
     """After approve: one act task per call cleared to run; none left → observe.
 
     Targets: `APPROVE_TARGETS`.
@@ -237,7 +240,7 @@ def route_approved(deps: Deps) -> Router:
     return _named_router("route_approved", lambda state: routing.route_approved(state, deps))
 
 
-def route_after_observe(deps: Deps | None = None) -> Router:
+def observe_router(deps: Deps | None = None) -> Router:
     """After observe: think, unless failures or a budget stop the run.
 
     Targets: `OBSERVE_TARGETS`. `deps` is accepted so every factory is called alike; this
@@ -246,7 +249,7 @@ def route_after_observe(deps: Deps | None = None) -> Router:
     return _limited(routing.route_after_observe)
 
 
-def route_after_validate(deps: Deps | None = None) -> Router:
+def validate_router(deps: Deps | None = None) -> Router:
     """After validate: finalize a passed answer; else think, reset or stop.
 
     Targets: `VALIDATE_TARGETS`. Reads only the state, like `route_after_observe`.
@@ -254,7 +257,7 @@ def route_after_validate(deps: Deps | None = None) -> Router:
     return _limited(routing.route_after_validate)
 
 
-def route_after_human(deps: Deps | None = None) -> Router:
+def human_router(deps: Deps | None = None) -> Router:
     """After ask_human: finalize on abort or a guard, else think.
 
     Targets: `HUMAN_TARGETS`. Reads only the state, like `route_after_observe`.
