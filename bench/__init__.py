@@ -7,6 +7,13 @@ each checkpointing to a real SQLite file with ``durability="sync"`` (the bare lo
 checkpoints nothing: it is the floor). The result is a markdown table on stdout, the
 goals of DESIGN.md §10 marked PASS or MISS, and ``bench/results/latest.json``.
 
+Then the latency-bound scenarios (``--concurrency`` runs only them, ``--skip-concurrency``
+leaves them out): N runs started together against a loopback OpenAI-protocol model that
+takes L seconds per call, thinkgraph against a plain async LangGraph agent on
+`AsyncSqliteSaver` and against bare litellm calls, each in its own process; one worker on
+PostgreSQL at concurrency 1 and 50; and the wall time of ``thinkgraph run`` in a fresh
+process.
+
 Modules:
     workload         the shared task: scripted replies, the ``add`` tool, the payload size
     sqlite_files     file and blob sizes of a checkpoint database
@@ -14,6 +21,13 @@ Modules:
     thinkgraph_run   thinkgraph's `Agent` on a SQLite store
     prebuilt_run     LangGraph's prebuilt ReAct agent on a `SqliteSaver`
     bare_loop        the floor: parse, call, append, no graph and no checkpoint
-    suite            runs everything in the same process, interleaved
+    suite            runs everything: the orchestration cost in this process, interleaved,
+                     then the latency-bound scenarios
     report           the markdown table, the goals and the JSON file
+    goals            a goal and how it is judged (PASS, MISS, n/a)
+    model_server     the loopback OpenAI-protocol model with latency L (its own process)
+    async_langgraph  the baseline: a two-node async StateGraph on AsyncSqliteSaver
+    concurrent_run   one system's N runs at once (or the worker), in a child process
+    concurrency      the latency-bound scenarios: children, timeouts, start-up times
+    concurrency_report  their tables, goals and JSON
 """

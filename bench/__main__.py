@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bench.concurrency import ConcurrencyConfig
 from bench.report import build_goals, build_rows, to_json, to_markdown, write_json
 from bench.suite import SuiteConfig, log, run_suite
 
@@ -20,7 +21,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="10 and 100 cycles only (resume and storage at 100): a smoke run",
+        help="10 and 100 cycles only (resume and storage at 100), 50 runs at once at "
+        "L = 0.2 s: a smoke run",
     )
     parser.add_argument(
         "--repeat",
@@ -36,6 +38,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="N",
         help="do not run the prebuilt agent above N cycles (default 1000)",
     )
+    scenario = parser.add_mutually_exclusive_group()
+    scenario.add_argument(
+        "--concurrency",
+        action="store_true",
+        help="only the latency-bound scenarios (N runs at once against a slow loopback model, "
+        "the worker, start-up); they also run by default after the rest",
+    )
+    scenario.add_argument(
+        "--skip-concurrency",
+        action="store_true",
+        help="leave out the latency-bound scenarios",
+    )
+    parser.add_argument(
+        "--concurrency-runs",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="runs started together (default 200 1000; 50 with --quick)",
+    )
+    parser.add_argument(
+        "--latency",
+        type=float,
+        metavar="L",
+        help="the loopback model's seconds per call (default 0.5; 0.2 with --quick)",
+    )
+    parser.add_argument(
+        "--worker-runs",
+        type=int,
+        metavar="N",
+        help="runs queued for one worker at concurrency 1 and N; 0 skips it "
+        "(default 50; 10 with --quick)",
+    )
     parser.add_argument(
         "--output",
         type=Path,
@@ -45,11 +79,43 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.concurrency_runs and min(args.concurrency_runs) < 1:
+        parser.error("--concurrency-runs must be at least 1")
+    if args.latency is not None and args.latency < 0:
+        parser.error("--latency cannot be negative")
+    if args.worker_runs is not None and args.worker_runs < 0:
+        parser.error("--worker-runs cannot be negative")
     return args
+
+
+def concurrency_from(args: argparse.Namespace) -> ConcurrencyConfig | None:
+    """The latency-bound scenarios the options ask for, or None to skip them."""
+    if args.skip_concurrency:
+        return None
+    quick = args.quick
+    runs = tuple(args.concurrency_runs or ((50,) if quick else (200, 1000)))
+    worker_runs = args.worker_runs if args.worker_runs is not None else (10 if quick else 50)
+    return ConcurrencyConfig(
+        runs=runs,
+        latency_s=args.latency if args.latency is not None else (0.2 if quick else 0.5),
+        worker_runs=worker_runs,
+        worker_concurrency=(1, worker_runs),
+        startup_repeat=1 if quick else 3,
+    )
 
 
 def config_from(args: argparse.Namespace) -> SuiteConfig:
     """The suite configuration the options ask for."""
+    concurrency = concurrency_from(args)
+    if args.concurrency:
+        return SuiteConfig(
+            cycles=(),
+            storage_cycles=(),
+            resume_cycles=(),
+            paused_cycles=None,
+            repeat=args.repeat,
+            concurrency=concurrency,
+        )
     if args.quick:
         return SuiteConfig(
             cycles=(10, 100),
@@ -58,8 +124,13 @@ def config_from(args: argparse.Namespace) -> SuiteConfig:
             paused_cycles=None,
             repeat=args.repeat,
             prebuilt_max_cycles=args.prebuilt_max_cycles,
+            concurrency=concurrency,
         )
-    return SuiteConfig(repeat=args.repeat, prebuilt_max_cycles=args.prebuilt_max_cycles)
+    return SuiteConfig(
+        repeat=args.repeat,
+        prebuilt_max_cycles=args.prebuilt_max_cycles,
+        concurrency=concurrency,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -13,6 +13,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bench.concurrency_report import (
+    concurrency_goals,
+    concurrency_json,
+    concurrency_markdown,
+    concurrency_notes,
+)
+from bench.goals import Goal, judge
 from bench.samples import ResumeSample, RunSample, median_or_none
 from bench.suite import SuiteResults
 from bench.workload import payload_bytes_per_cycle
@@ -41,17 +48,6 @@ class Row:
     def ratio(self) -> float | None:
         tg, pb = self.values.get("thinkgraph"), self.values.get("prebuilt")
         return tg / pb if tg is not None and pb else None
-
-
-@dataclass(frozen=True, slots=True)
-class Goal:
-    """A goal of DESIGN.md §10 and whether this run met it."""
-
-    name: str
-    target: str
-    measured: str
-    status: str
-    """PASS, MISS or "n/a" (not measured in this run, e.g. with --quick)."""
 
 
 # -- medians ------------------------------------------------------------------------------
@@ -189,12 +185,6 @@ def _value(rows: list[Row], metric: str, system: str = "thinkgraph") -> float | 
     return next((r.values.get(system) for r in rows if r.metric == metric), None)
 
 
-def _goal(name: str, target: str, measured: float | None, text: str, ok: bool) -> Goal:
-    if measured is None:
-        return Goal(name, target, "not measured in this run", "n/a")
-    return Goal(name, target, text, "PASS" if ok else "MISS")
-
-
 def build_goals(results: SuiteResults, rows: list[Row]) -> list[Goal]:
     """DESIGN.md §10 and the issue's goals, judged on the medians."""
     return [
@@ -204,6 +194,7 @@ def build_goals(results: SuiteResults, rows: list[Row]) -> list[Goal]:
         _resume_goal(rows),
         _paused_goal(results),
         _overhead_goal(results),
+        *concurrency_goals(results.concurrency),
     ]
 
 
@@ -211,7 +202,7 @@ def _speed_goal(rows: list[Row]) -> Goal:
     row = next((r for r in rows if r.metric == "time per cycle, 200 cycles (ms)"), None)
     ratio = row.ratio if row else None
     text = f"{ratio:.2f}× the prebuilt agent" if ratio is not None else ""
-    return _goal(
+    return judge(
         "faster than prebuilt at 200 cycles",
         "thinkgraph ≤ 0.5× prebuilt per cycle",
         ratio,
@@ -225,7 +216,7 @@ def _flat_goal(rows: list[Row]) -> Goal:
     at_1000 = _value(rows, "time per cycle, 1000 cycles (ms)")
     ratio = at_1000 / at_10 if at_10 and at_1000 else None
     text = f"{ratio:.2f}× ({at_1000:.2f} ms vs {at_10:.2f} ms)" if ratio else ""
-    return _goal(
+    return judge(
         "flat from 10 to 1,000 cycles",
         "per cycle at 1,000 ≤ 1.5× at 10",
         ratio,
@@ -254,7 +245,7 @@ def _storage_goal(results: SuiteResults, rows: list[Row]) -> Goal:
             f"{worst[0] / KB:.1f} KB/cycle of checkpoint bytes beyond payload at {worst[1]} "
             f"cycles (payload {payload_bytes_per_cycle(worst[1]):.0f} B/cycle{on_disk})"
         )
-    return _goal(
+    return judge(
         "checkpoint storage",
         "≤ 8 KB stored per cycle plus payload (1 KB = 1024 B)",
         worst[0] if worst else None,
@@ -265,7 +256,7 @@ def _storage_goal(results: SuiteResults, rows: list[Row]) -> Goal:
 
 def _resume_goal(rows: list[Row]) -> Goal:
     ms = _value(rows, "resume: load + first node, 1000-cycle run (ms)")
-    return _goal(
+    return judge(
         "resume of a 1,000-step run",
         "load + first node < 50 ms",
         ms,
@@ -277,7 +268,7 @@ def _resume_goal(rows: list[Row]) -> Goal:
 def _paused_goal(results: SuiteResults) -> Goal:
     samples = results.paused_resume_s
     ms = statistics.median(samples) * 1000 if samples else None
-    return _goal(
+    return judge(
         "resume of a paused 300-cycle run",
         "fresh Agent, resume(decisions) until done < 50 ms",
         ms,
@@ -296,7 +287,7 @@ def _overhead_goal(results: SuiteResults) -> Goal:
             per_n[n] = (tg - bare) * 1000 / nodes
     worst = max(per_n.values()) if per_n else None
     text = ", ".join(f"{v:.2f} ms at {n}" for n, v in per_n.items())
-    return _goal(
+    return judge(
         "per-node overhead",
         "≤ 1 ms per node (thinkgraph − bare loop, every N)",
         worst,
@@ -309,24 +300,41 @@ def _overhead_goal(results: SuiteResults) -> Goal:
 
 
 def to_markdown(results: SuiteResults, rows: list[Row], goals: list[Goal]) -> str:
-    """The table, the goals and the notes, as markdown."""
-    lines = [
-        "| metric | thinkgraph | prebuilt ReAct | bare loop | ratio thinkgraph/prebuilt |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for row in rows:
-        ratio = f"{row.ratio:.2f}×" if row.ratio is not None else "—"
-        c = row.cells
-        lines.append(
-            f"| {row.metric} | {c['thinkgraph']} | {c['prebuilt']} | {c['bare']} | {ratio} |"
-        )
-    lines += ["", "| goal | target | measured | status |", "|---|---|---|---|"]
+    """The tables, the goals and the notes, as markdown."""
+    lines: list[str] = []
+    if rows:
+        lines += [
+            "| metric | thinkgraph | prebuilt ReAct | bare loop | ratio thinkgraph/prebuilt |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for row in rows:
+            ratio = f"{row.ratio:.2f}×" if row.ratio is not None else "—"
+            c = row.cells
+            lines.append(
+                f"| {row.metric} | {c['thinkgraph']} | {c['prebuilt']} | {c['bare']} | {ratio} |"
+            )
+        lines.append("")
+    if results.concurrency is not None:
+        lines += [*concurrency_markdown(results.concurrency), ""]
+    lines += ["| goal | target | measured | status |", "|---|---|---|---|"]
     lines += [f"| {g.name} | {g.target} | {g.measured} | **{g.status}** |" for g in goals]
     lines += ["", *[f"- {note}" for note in _notes(results)]]
     return "\n".join(lines)
 
 
 def _notes(results: SuiteResults) -> list[str]:
+    latency_bound = concurrency_notes(results.concurrency)
+    if not results.runs:
+        return [
+            f"Orchestration-cost part not run; whole benchmark took {results.seconds:.0f} s "
+            f"on {os.cpu_count()} CPUs (load average at the end: {_load()}).",
+            *latency_bound,
+            _engine_note(),
+        ]
+    return [*_orchestration_notes(results), *latency_bound]
+
+
+def _orchestration_notes(results: SuiteResults) -> list[str]:
     config = results.config
     return [
         f"Medians of {config.repeat} runs per cell ({config.resume_repeat} for resume rows"
@@ -417,6 +425,7 @@ def to_json(results: SuiteResults, rows: list[Row], goals: list[Goal]) -> dict[s
             for r in results.runs
         ],
         "resumes": [asdict(s) for s in results.resumes],
+        "concurrency": concurrency_json(results.concurrency),
     }
 
 

@@ -6,7 +6,15 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["ResumeSample", "RunSample", "StorageSize", "median_or_none"]
+__all__ = [
+    "ConcurrencySample",
+    "ResumeSample",
+    "RunSample",
+    "StartupSample",
+    "StorageSize",
+    "WorkerSample",
+    "median_or_none",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +64,66 @@ class ResumeSample:
     """`invoke` from that checkpoint, stopped right after its first node (the model call)."""
     result_s: float | None = None
     """thinkgraph only: `Agent.result(thread_id)`, the public read of the latest state."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConcurrencySample:
+    """`runs` runs started together by one system against a model with `latency_s` latency."""
+
+    system: str
+    """"thinkgraph", "langgraph" (the plain async LangGraph agent) or "litellm" (no agent)."""
+    runs: int
+    latency_s: float
+    """The model server's latency per call; a run makes two calls."""
+    seconds: float | None
+    """Wall time from starting the runs to the last one's end; None when the process failed."""
+    completed: int = 0
+    """Runs that finished with the right answer."""
+    rss_before_kb: int | None = None
+    """Resident memory of the system's process after its warm-up run, before the runs."""
+    rss_peak_kb: int | None = None
+    """Peak resident memory while the runs went (VmHWM, reset just before them)."""
+    error: str | None = None
+    """Why runs failed, when some did."""
+
+    @property
+    def ideal_s(self) -> float:
+        """Two model calls back to back: what a run costs with free orchestration."""
+        return 2 * self.latency_s
+
+    @property
+    def rss_kb_per_run(self) -> float | None:
+        if self.rss_before_kb is None or self.rss_peak_kb is None or not self.runs:
+            return None
+        return (self.rss_peak_kb - self.rss_before_kb) / self.runs
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSample:
+    """One worker draining `runs` queued runs with `concurrency` at once."""
+
+    concurrency: int
+    runs: int
+    latency_s: float
+    seconds: float | None
+    """From `run_worker` called to its return once the queue is empty; None when not run."""
+    completed: int = 0
+    error: str | None = None
+    """Why it did not run or some runs failed."""
+    skipped: bool = False
+    """Not run because it could not be (no PostgreSQL, no `concurrency` keyword): not a miss."""
+
+
+@dataclass(frozen=True, slots=True)
+class StartupSample:
+    """The wall time of one command in a fresh process."""
+
+    command: str
+    """What was run, for the report: e.g. "thinkgraph run …", "import litellm"."""
+    seconds: float
+    ok: bool = True
+    error: str | None = None
+    """The last line the process wrote to stderr, when it failed."""
 
 
 def median_or_none(values: Iterable[float | None]) -> float | None:

@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from bench import bare_loop, prebuilt_run, thinkgraph_run
+from bench.concurrency import ConcurrencyConfig, ConcurrencyResults, run_scenarios
 from bench.samples import ResumeSample, RunSample
 
 __all__ = ["SuiteConfig", "SuiteResults", "run_suite"]
@@ -41,6 +42,8 @@ class SuiteConfig:
     """Paused runs resumed (each is one sample; the median is judged against the goal)."""
     prebuilt_once_from: int = 1000
     """From this length the prebuilt agent is timed once, not `repeat` times."""
+    concurrency: ConcurrencyConfig | None = field(default_factory=ConcurrencyConfig)
+    """The latency-bound scenarios (`bench.concurrency`); None skips them."""
 
 
 @dataclass(slots=True)
@@ -53,6 +56,8 @@ class SuiteResults:
     notes: list[str] = field(default_factory=list)
     paused_resume_s: list[float] = field(default_factory=list)
     """thinkgraph only: resuming a run paused for approval after 300 cycles, to done."""
+    concurrency: ConcurrencyResults | None = None
+    """The latency-bound scenarios, when they were run."""
     seconds: float = 0.0
 
 
@@ -62,9 +67,21 @@ def log(message: str) -> None:
 
 
 def run_suite(config: SuiteConfig) -> SuiteResults:
-    """Warm up, time the runs, then time resumes of the kept long runs."""
+    """Warm up, time the runs, then time resumes of the kept long runs; then the
+    latency-bound scenarios, each system in a process of its own."""
     started = time.perf_counter()
     results = SuiteResults(config)
+    if config.cycles:
+        _orchestration(config, results)
+    if config.concurrency is not None:
+        log("latency-bound scenarios:")
+        results.concurrency = run_scenarios(config.concurrency, log)
+    results.seconds = time.perf_counter() - started
+    return results
+
+
+def _orchestration(config: SuiteConfig, results: SuiteResults) -> None:
+    """Orchestration cost with a zero-latency model, all systems in this process."""
     root = Path(tempfile.mkdtemp(prefix="thinkgraph-bench-"))
     try:
         _warm_up(root)
@@ -79,8 +96,6 @@ def run_suite(config: SuiteConfig) -> SuiteResults:
             log(f"  thinkgraph paused resume: {[round(s * 1000, 1) for s in paused]} ms")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    results.seconds = time.perf_counter() - started
-    return results
 
 
 def _fresh_dir(root: Path, name: str) -> Path:
