@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 
@@ -266,3 +267,31 @@ def test_stream_yields_the_steps_with_their_chain_numbers() -> None:
     streamed = list(agent.stream("1+1", "s"))
     stored = agent.chain("s")
     assert [(s.number, s.id) for s in streamed] == [(s.number, s.id) for s in stored]
+
+
+def test_listing_runs_never_rebuilds_a_chain_unless_a_breakpoint_needs_it(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    @tool(requires_approval=True)
+    def send(to: str) -> str:
+        """Send."""
+        return "sent"
+
+    call = 'Thought: send\nAction: send\nAction Input: {"to": "a"}'
+    with Agent(
+        ScriptedModel([call, "Thought: d\nFinal Answer: ok"]), [send], store=sqlite_url
+    ) as agent:
+        agent.run("send it", thread_id="paused")
+        agent.run("again", thread_id="also")
+        rebuilt: list[str] = []
+        real = agent.graph.get_state
+
+        def counted(config: Any, *args: Any, **kwargs: Any) -> Any:
+            rebuilt.append(config["configurable"]["thread_id"])
+            return real(config, *args, **kwargs)
+
+        monkeypatch.setattr(agent.graph, "get_state", counted)
+        listed = {r.thread_id: r for r in agent.runs()}
+    assert rebuilt == []
+    assert listed["paused"].status == "paused" and listed["paused"].waiting_for == "approval: send"
+    assert listed["paused"].steps == 1 and listed["paused"].updated_at is not None

@@ -67,6 +67,21 @@ from thinkgraph.validators import structured_output
 __all__ = ["Agent", "GraphBuilder", "RunResult"]
 
 
+def _without_chain(found: CheckpointTuple) -> StateSnapshot:
+    """A checkpoint's small channels and open interrupts as a snapshot, the chain left out.
+
+    `next` is not computed (an empty tuple), so a static breakpoint is not seen.
+    """
+    interrupts: list[Interrupt] = []
+    for _task, channel, value in found.pending_writes or ():
+        if channel == INTERRUPT:
+            interrupts.extend(value if isinstance(value, list | tuple) else [value])
+    values = dict(found.checkpoint.get("channel_values", {}))
+    values.pop("chain", None)
+    created = found.checkpoint.get("ts")
+    return StateSnapshot(values, (), found.config, None, created, None, (), tuple(interrupts))
+
+
 def _exists(snapshot: StateSnapshot) -> bool:
     # A run killed right after its input was saved has a checkpoint but no values yet; it
     # exists (and resumes), so existence is "has a checkpoint", not "has values".
@@ -593,13 +608,7 @@ class Agent:
                 f"no run is stored under thread {thread_id!r}; list runs with "
                 "`thinkgraph runs` or check --store"
             )
-        interrupts: list[Interrupt] = []
-        for _task, channel, value in found.pending_writes or ():
-            if channel == INTERRUPT:
-                interrupts.extend(value if isinstance(value, list | tuple) else [value])
-        values = dict(found.checkpoint.get("channel_values", {}))
-        values.pop("chain", None)
-        return StateSnapshot(values, (), found.config, None, None, None, (), tuple(interrupts))
+        return _without_chain(found)
 
     def _snapshot(self, thread_id: str) -> StateSnapshot:
         snapshot = self.graph.get_state(self._config(thread_id))
@@ -653,13 +662,23 @@ class Agent:
         Raises:
             StorageError: the store cannot be read.
         """
-        graph = self.graph  # opens the store
-        assert self._saver is not None
+        saver = self._opened()
         found: list[RunSummary] = []
-        for thread_id in list_threads(self._saver):
-            snapshot = graph.get_state(self._config(thread_id))
-            if not snapshot.values.get("chain"):
+        for thread_id in list_threads(saver):
+            # The latest checkpoint's small channels say where a run stands; its chain,
+            # the costly part of a read, is never rebuilt for a listing.
+            with steps_left_packed():
+                latest = saver.get_tuple(self._config(thread_id))
+            if latest is None:
+                continue
+            snapshot = _without_chain(latest)
+            if not isinstance(snapshot.values.get("limits"), StepLimits):
                 continue  # a thread some other LangGraph program wrote: not a thinkgraph run
+            points = snapshot.values.get("breakpoints")
+            if isinstance(points, Breakpoints) and (points.before or points.after):
+                # Whether it stands at a breakpoint depends on the next node, which only a
+                # full read computes; only runs with breakpoints pay for it.
+                snapshot = self.graph.get_state(self._config(thread_id))
             summary = summarize(thread_id, snapshot)
             if status is None or summary.status == status:
                 found.append(summary)
