@@ -122,3 +122,16 @@ def test_checkpoint_storage_grows_linearly_with_steps(tmp_path: Path) -> None:
     # A chain re-serialized at every checkpoint would cost ~4x more per cycle at 4x the length.
     assert large < 1.3 * small, (small, large)
     assert large < 8 * 1024, large
+
+
+def test_the_chain_reducer_takes_steps_as_plain_dicts_from_a_json_client() -> None:
+    from pydantic import ValidationError
+
+    from thinkgraph.state import TaskStep, ThoughtStep, append_steps
+
+    chain = append_steps([], [[{"type": "task", "text": "add 2 and 40"}]])
+    chain = append_steps(chain, [[{"type": "thought", "node": "think", "text": "add"}]])
+    assert [type(s) for s in chain] == [TaskStep, ThoughtStep]
+    assert [s.number for s in chain] == [0, 1] and chain[0].text == "add 2 and 40"
+    with pytest.raises(ValidationError, match="type"):
+        append_steps(chain, [[{"type": "nonsense"}]])

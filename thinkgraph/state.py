@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
 from langgraph.channels import DeltaChannel
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import TypedDict
 
 from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits, StopReason
@@ -372,13 +372,22 @@ def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) ->
     parallel act tasks in one super-step still get one gap-free sequence. The numbering
     depends only on the order of writes, which makes the reducer batching-invariant as
     `DeltaChannel` requires: replaying writes in other batches rebuilds the same chain.
+
+    A step given as a plain dict (JSON input from a LangGraph client, the LangGraph server,
+    Studio) is validated into its step type by its ``type``; one that does not fit raises
+    a pydantic `ValidationError` naming the field.
     """
     out = list(chain)
     for write in writes:
         for step in write:
+            if not isinstance(step, BaseStep):
+                step = _STEP.validate_python(step)
             n = len(out)
             out.append(step if step.number == n else step.model_copy(update={"number": n}))
     return out
+
+
+_STEP: TypeAdapter[BaseStep] = TypeAdapter(Step)  # type: ignore[arg-type]
 
 
 def last_value(current: str, new: str) -> str:
