@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -135,9 +136,27 @@ def _child(
         return None, f"timed out after {timeout_s:.0f} s"
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
-        tail = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        return None, tail[0][:300]
+        return None, _failure(done.stderr) or f"exit code {done.returncode}"
     return json.loads(lines[-1]), ""
+
+
+_EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*: ")
+
+
+def _failure(stderr: str) -> str:
+    """What a child's traceback says went wrong: its exception lines, most telling first.
+
+    A wrapped database error ends with "ConnectorException: Database error."; the psycopg
+    error that caused it is the line worth reading, so every exception line is kept.
+    """
+    found = [
+        line.strip()
+        for line in stderr.splitlines()
+        if _EXCEPTION_LINE.match(line) and not line.startswith(("Traceback", "The above", "During"))
+    ]
+    if not found:
+        found = stderr.strip().splitlines()[-1:]
+    return " ← ".join(reversed(list(dict.fromkeys(found))))[:400]
 
 
 def _runs_timeout(runs: int, latency_s: float) -> float:
@@ -281,8 +300,7 @@ def _startup(
                     timeout=STARTUP_TIMEOUT_S,
                 )
                 ok = done.returncode == 0
-                tail = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-                error = None if ok else tail[0][:300]
+                error = None if ok else _failure(done.stderr) or f"exit code {done.returncode}"
             except subprocess.TimeoutExpired:
                 ok, error = False, f"timed out after {STARTUP_TIMEOUT_S:.0f} s"
             samples.append(StartupSample(name, time.perf_counter() - started, ok, error))

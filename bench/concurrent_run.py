@@ -40,6 +40,8 @@ __all__ = ["MODEL", "SYSTEMS", "TASK", "main"]
 MODEL = "openai/bench-model"
 API_KEY = "bench"
 TASK = "What is 1 + 1? Use the add tool."
+HEARTBEAT_S = 0.5
+"""The worker's heartbeat: well under the 1.5 s after which the test suite's workers prune one."""
 MODEL_TIMEOUT_S = 300.0
 """Per model call: generous, a thousand calls queue in one client; the run's timeout bounds it."""
 
@@ -220,6 +222,10 @@ def _worker(args: argparse.Namespace) -> dict[str, Any]:
             wait=False,
             install_signal_handlers=False,
             concurrency=args.concurrency,
+            # Any worker on the database prunes workers silent for longer than its own
+            # stalled_after (the test suite's are 1.5 s), and a pruned worker's next job
+            # fails; a frequent heartbeat keeps this one alive on a shared database.
+            heartbeat_s=HEARTBEAT_S,
         )
         seconds = time.perf_counter() - started
         results = [agent.result(t) for t in threads]
