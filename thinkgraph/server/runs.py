@@ -106,7 +106,7 @@ class ServerRuns:
             raise ThreadExistsError(f"thread {thread!r} already holds a run")
         self._room()
         stored = asyncio.Event()
-        self._launch(thread, self.agent.aevents(task, thread), stored)
+        self._launch(thread, self.agent.aevents(task, thread), stored=stored)
         # Answer once the run is stored, so the caller can read it at once.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stored.wait(), 2.0)
@@ -131,7 +131,7 @@ class ServerRuns:
         except BaseException:
             self.resuming.discard(thread)
             raise
-        self._launch(thread, self.agent.aresume_events(thread, answer), None)
+        self._launch(thread, self.agent.aresume_events(thread, answer), answers=True)
         return {"thread_id": thread}
 
     def _room(self) -> None:
@@ -143,7 +143,12 @@ class ServerRuns:
             )
 
     def _launch(
-        self, thread: str, events: AsyncIterator[RunEvent], stored: asyncio.Event | None
+        self,
+        thread: str,
+        events: AsyncIterator[RunEvent],
+        *,
+        stored: asyncio.Event | None = None,
+        answers: bool = False,
     ) -> None:
         async def drive() -> None:
             feed = self.feeds.get(thread)
@@ -161,7 +166,10 @@ class ServerRuns:
                 logger.exception("run of thread %s failed", thread)
             finally:
                 self.tasks.pop(thread, None)
-                self.resuming.discard(thread)
+                # Only the answer's own task says it is applied: a start still winding
+                # down after its pause must not clear the mark of an answer waiting on it.
+                if answers:
+                    self.resuming.discard(thread)
                 if stored is not None:
                     stored.set()
                 feed = self.feeds.get(thread)
