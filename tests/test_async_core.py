@@ -8,37 +8,20 @@ from typing import Any
 
 import pytest
 
+from tests.support.meeting import REPLIES, meeting
 from thinkgraph import Agent, ScriptedModel, tool
 from thinkgraph.llm.base import ModelReply, ModelRequest
 from thinkgraph.state import ToolResultStep
 
-MEET = 'Thought: meet\nAction: meet\nAction Input: {"name": "x"}'
 DONE = "Thought: done\nFinal Answer: met"
-
-
-def _meeting(runs: int) -> tuple[Any, list[str]]:
-    arrived: list[str] = []
-
-    @tool
-    async def meet(name: str) -> str:
-        """Wait until every run is inside this tool."""
-        arrived.append(name)
-        for _ in range(200):
-            if len(arrived) >= runs:
-                return "together"
-            await asyncio.sleep(0.02)
-        return "alone"
-
-    return meet, arrived
 
 
 def test_runs_gathered_in_one_loop_wait_side_by_side(sqlite_url: str) -> None:
     # Every run's tool waits for all the others: only runs that advance at once get there.
     runs = 20
-    meet, _ = _meeting(runs)
 
     async def main() -> list[Any]:
-        with Agent(ScriptedModel([MEET, DONE]), [meet], store=sqlite_url) as agent:
+        with Agent(ScriptedModel(REPLIES), [meeting(runs)], store=sqlite_url) as agent:
             return await asyncio.gather(*(agent.arun("meet", f"g{i}") for i in range(runs)))
 
     results = asyncio.run(main())

@@ -82,6 +82,13 @@ def _without_chain(found: CheckpointTuple) -> StateSnapshot:
     return StateSnapshot(values, (), found.config, None, created, None, (), tuple(interrupts))
 
 
+def _no_run(thread_id: str) -> ThreadNotFoundError:
+    return ThreadNotFoundError(
+        f"no run is stored under thread {thread_id!r}; list runs with `thinkgraph runs` "
+        "or check --store"
+    )
+
+
 def _exists(snapshot: StateSnapshot) -> bool:
     # A run killed right after its input was saved has a checkpoint but no values yet; it
     # exists (and resumes), so existence is "has a checkpoint", not "has values".
@@ -604,19 +611,13 @@ class Agent:
         """
         found = await self._latest_tuple(thread_id)
         if found is None:
-            raise ThreadNotFoundError(
-                f"no run is stored under thread {thread_id!r}; list runs with "
-                "`thinkgraph runs` or check --store"
-            )
+            raise _no_run(thread_id)
         return _without_chain(found)
 
     def _snapshot(self, thread_id: str) -> StateSnapshot:
         snapshot = self.graph.get_state(self._config(thread_id))
         if not _exists(snapshot):
-            raise ThreadNotFoundError(
-                f"no run is stored under thread {thread_id!r}; list runs with "
-                "`thinkgraph runs` or check --store"
-            )
+            raise _no_run(thread_id)
         return snapshot
 
     def result(self, thread_id: str) -> RunResult:
@@ -627,10 +628,7 @@ class Agent:
         """`result` from async code: the store is read off the event loop."""
         snapshot = await self.graph.aget_state(self._config(thread_id))
         if not _exists(snapshot):
-            raise ThreadNotFoundError(
-                f"no run is stored under thread {thread_id!r}; list runs with "
-                "`thinkgraph runs` or check --store"
-            )
+            raise _no_run(thread_id)
         return self._result_of(thread_id, snapshot)
 
     def _result_of(self, thread_id: str, snapshot: StateSnapshot) -> RunResult:

@@ -19,6 +19,8 @@ from starlette.testclient import TestClient
 from tests.server.conftest import BASE
 from tests.server.support import REPLIES, TOOLS, Served, events
 from tests.support.browser import CHROMIUM, Browser
+from tests.support.meeting import REPLIES as MEETING
+from tests.support.meeting import meeting
 from thinkgraph import Agent, ScriptedModel, tool
 from thinkgraph.server import build_app
 
@@ -205,23 +207,8 @@ def test_with_a_queue_the_server_hands_runs_to_workers(tmp_path: Path) -> None:
 
 
 def test_the_server_advances_many_runs_at_once_and_streams_each(tmp_path: Path) -> None:
-    import asyncio
-
     runs = 3
-    inside: list[str] = []
-
-    @tool
-    async def meet(text: str) -> str:
-        """Wait until every run is inside this tool."""
-        inside.append(text)
-        for _ in range(200):
-            if len(inside) >= runs:
-                return "together"
-            await asyncio.sleep(0.05)
-        return "alone"
-
-    replies = ['Thought: meet\nAction: meet\nAction Input: {"text": "x"}', "Final Answer: met"]
-    agent = Agent(ScriptedModel(replies), [meet], store=f"sqlite:///{tmp_path / 'r.db'}")
+    agent = Agent(ScriptedModel(MEETING), [meeting(runs)], store=f"sqlite:///{tmp_path / 'r.db'}")
     threads = [f"m{i}" for i in range(runs)]
     with agent, TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client:
         for thread in threads:

@@ -23,7 +23,9 @@ import pytest
 
 from tests.conftest import POSTGRES_URL
 from tests.support import worker_agent
-from thinkgraph import Agent, Approve, Reject, ScriptedModel, tool
+from tests.support.meeting import REPLIES as MEETING
+from tests.support.meeting import meeting
+from thinkgraph import Agent, Approve, Reject, ScriptedModel
 from thinkgraph.errors import (
     ConfigError,
     ResumeValueError,
@@ -248,23 +250,7 @@ def test_one_worker_advances_many_runs_at_once(queue: str, tmp_path: Path) -> No
     # Each run's tool waits until every run is inside it: only a worker that advances them
     # side by side gets them all there (one at a time, the first would wait alone).
     runs = 4
-    arrived: list[str] = []
-
-    @tool
-    async def meet(name: str) -> str:
-        """Wait for the others."""
-        arrived.append(name)
-        for _ in range(200):
-            if len(arrived) >= runs:
-                return "together"
-            await asyncio.sleep(0.05)
-        return "alone"
-
-    replies = [
-        'Thought: meet\nAction: meet\nAction Input: {"name": "x"}',
-        "Thought: met\nFinal Answer: met",
-    ]
-    with Agent(ScriptedModel(replies), [meet], store=POSTGRES_URL) as agent:
+    with Agent(ScriptedModel(MEETING), [meeting(runs)], store=POSTGRES_URL) as agent:
         threads = [f"many-{uuid.uuid4().hex[:8]}" for _ in range(runs)]
         with RunQueue(agent, queue) as jobs:
             for thread in threads:

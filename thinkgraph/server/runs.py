@@ -195,25 +195,20 @@ class ServerRuns:
 
     async def queued(self, thread: str) -> bool:
         """Whether the start of `thread` waits: for this server's runner, or for a worker."""
-        if thread in self.tasks:
-            return True
-        if self.jobs is None:
-            return False
-        from thinkgraph.worker import open_jobs
-
-        jobs = await asyncio.to_thread(open_jobs, self.jobs.url, thread)
-        return any(job.action == "start" for job in jobs)
+        return thread in self.tasks or "start" in await self._open_jobs(thread)
 
     async def answer_on_its_way(self, thread: str) -> bool:
         """Whether an answer to `thread`'s pause is being applied, here or by a worker."""
-        if thread in self.resuming:
-            return True
+        return thread in self.resuming or "resume" in await self._open_jobs(thread)
+
+    async def _open_jobs(self, thread: str) -> set[str]:
+        """What the worker queue's unfinished jobs of `thread` do ("start", "resume")."""
         if self.jobs is None:
-            return False
+            return set()
         from thinkgraph.worker import open_jobs
 
         jobs = await asyncio.to_thread(open_jobs, self.jobs.url, thread)
-        return any(job.action == "resume" for job in jobs)
+        return {job.action for job in jobs}
 
     @contextlib.asynccontextmanager
     async def watching(self, thread: str) -> AsyncIterator[Feed]:
