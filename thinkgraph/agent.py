@@ -724,6 +724,6 @@ class Agent:
         )
         overlay = None
         if snapshot is not None and thread_id is not None:
-            result = self.result(thread_id)
+            result = self._result_of(thread_id, snapshot)  # the one read of the run
             overlay = overlay_from_result(result, model, waiting_at=tuple(snapshot.next))
         return render(model, fmt, overlay)
