@@ -28,9 +28,14 @@ __all__ = [
     "EXIT_USAGE",
     "ApiBaseOpt",
     "EnqueueOpt",
+    "JsonOpt",
     "ModelOpt",
+    "NoInputOpt",
     "QueueOpt",
+    "QuietOpt",
+    "ScriptOpt",
     "StoreOpt",
+    "ToolsOpt",
     "app",
     "default_store",
     "existing_store",
@@ -102,6 +107,41 @@ ApiBaseOpt = Annotated[
     str | None,
     typer.Option("--api-base", envvar="THINKGRAPH_API_BASE", help="Base URL of the model API."),
 ]
+
+
+ToolsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools",
+        metavar="MODULE:ATTR",
+        help="The run's tools: a Tool, a typed function or a list of them, as module:attr "
+        "(or 'calculator'); repeatable.",
+    ),
+]
+ScriptOpt = Annotated[
+    Path | None,
+    typer.Option("--script", help="Use a ScriptedModel with the replies in this JSON list."),
+]
+
+# How a command that moves a run on shows it (see `_progress.follow`): the same three
+# flags on `run` and on every command that continues a run.
+NoInputOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-input",
+        help="Never ask: when the run pauses, print what it waits for and exit 3. "
+        "(Also the behaviour without a terminal.)",
+    ),
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="For programs: one JSON object per line (each step, a pause, the end) and "
+        "nothing else on stdout. Never asks.",
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result.")]
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

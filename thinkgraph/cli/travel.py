@@ -8,19 +8,21 @@ import typer
 
 from thinkgraph.cli._app import (
     ApiBaseOpt,
+    JsonOpt,
     ModelOpt,
+    NoInputOpt,
+    QuietOpt,
+    ScriptOpt,
     StoreOpt,
+    ToolsOpt,
     app,
     existing_store,
-    exit_for,
     fail,
     guarded,
     load_tool,
     make_model,
-    report,
 )
 from thinkgraph.cli._pending import AgentFlags
-from thinkgraph.cli.hitl import ScriptOpt, ToolsOpt
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -67,10 +69,17 @@ def fork(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
+    no_input: NoInputOpt = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Start a new thread from a checkpoint (optionally edited) and run it on."""
+    """Start a new thread from a checkpoint (optionally edited) and run it on.
+
+    The new run's chain is printed once it stops (the fork runs, then shows), as `run`
+    shows it.
+    """
     from thinkgraph.agent import Agent
-    from thinkgraph.views import to_text
+    from thinkgraph.cli._progress import choose_mode, finished, follow
 
     edits = _step_edits(edit)
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
@@ -80,8 +89,7 @@ def fork(
     def go() -> None:
         with Agent(chosen, loaded, store=existing_store(store)) as agent:
             result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=new_thread)
-        typer.echo(to_text(result.chain, tools=loaded))
-        report(result, loaded)
-        exit_for(result, flags)
+            mode = choose_mode(as_json=as_json, quiet=quiet)
+            follow(agent, finished(result), flags, mode=mode, no_input=no_input, tools=loaded)
 
     guarded(go)
