@@ -175,12 +175,42 @@ def existing_store(store: str) -> str:
 
 
 def load_tool(spec: str) -> list[Any]:
+    """The tools one `--tools` names: 'calculator', or a module:attr that holds what
+    `Agent(tools=...)` takes (a Tool, a typed function, or a list or tuple of them).
+
+    Every command loads its tools here, so each takes the same values and refuses the
+    same ones, with one line that names the attribute and what is expected.
+    """
     from thinkgraph.tools.builtin import calculator
 
     if spec == "calculator":
         return [calculator]
     value = import_spec("--tools", spec, "mytools:search, or 'calculator'")
-    return list(value) if isinstance(value, list | tuple) else [value]
+    if isinstance(value, list | tuple):
+        return [_as_tool(spec, item, "holds") for item in value]
+    return [_as_tool(spec, value, "is")]
+
+
+def _as_tool(spec: str, item: Any, verb: str) -> Any:
+    from thinkgraph.tools import Tool, tool
+
+    if isinstance(item, Tool):
+        return item
+    if not callable(item) or isinstance(item, type):
+        kind = "class" if isinstance(item, type) else type(item).__name__
+        what = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+        fail(
+            f"--tools {spec!r} {verb} {what}, not a tool: give a Tool, a typed function, "
+            "or a list of them"
+        )
+    try:
+        return tool(item)
+    except (ThinkgraphError, TypeError, ValueError) as exc:
+        fail(f"--tools {spec!r}: cannot make a tool of {_name(item)} ({exc})")
+
+
+def _name(item: Any) -> str:
+    return str(getattr(item, "__qualname__", None) or type(item).__name__)
 
 
 def import_spec(option: str, spec: str, example: str) -> Any:
