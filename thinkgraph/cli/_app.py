@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from typer import _click as click
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from thinkgraph.errors import ThinkgraphError
 
@@ -27,6 +29,7 @@ __all__ = [
     "EXIT_PAUSED",
     "EXIT_USAGE",
     "ApiBaseOpt",
+    "Command",
     "EnqueueOpt",
     "JsonOpt",
     "ModelOpt",
@@ -53,7 +56,40 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_PAUSED = 3
 
-app = typer.Typer(
+
+class Command(TyperCommand):
+    """A command whose help reads like other tools': arguments in capitals (``TASK``,
+    ``[CALL_IDS]...``) in the usage line and the list, and flags without a type."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        for param in params:
+            if isinstance(param, TyperArgument) and param.metavar is None and param.name:
+                param.metavar = param.name.upper() + ("..." if param.nargs != 1 else "")
+            elif isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+                param.metavar = ""  # a flag takes no value: no <bool> beside it
+        return params
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument) and param.name:
+                name = param.name.upper()
+                name = name if param.required else f"[{name}]"
+                pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
+
+class _App(typer.Typer):
+    """The app, whose commands are `Command`s unless one asks for another class."""
+
+    def command(  # type: ignore[override]
+        self, name: str | None = None, *, cls: type[TyperCommand] | None = None, **options: Any
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return super().command(name, cls=cls or Command, **options)
+
+
+app = _App(
     name="thinkgraph",
     help="Run LLM agents as explicit, checkpointed state machines: think, act, observe, "
     "validate, reset.",

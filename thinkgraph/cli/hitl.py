@@ -328,6 +328,7 @@ def pending(
         list[str] | None,
         typer.Option(
             "--tools",
+            metavar="MODULE:ATTR",
             help="The run's tools (module:attr), to show the arguments that are not "
             "secret; without them every argument is masked.",
         ),

@@ -123,6 +123,7 @@ def show(
         list[str] | None,
         typer.Option(
             "--tools",
+            metavar="MODULE:ATTR",
             help="The run's tools (module:attr), for their visibility and sensitive fields.",
         ),
     ] = None,
