@@ -50,6 +50,7 @@ __all__ = [
     "make_model",
     "print_steps",
     "report",
+    "stored_thread",
 ]
 
 EXIT_FAILED = 1
@@ -265,10 +266,19 @@ def import_spec(option: str, spec: str, example: str) -> Any:
 
 
 def make_model(
-    model: str | None, api_base: str | None, script: Path | None, *, needed: bool = True
+    model: str | None,
+    api_base: str | None,
+    script: Path | None,
+    *,
+    needed: bool = True,
+    thread: tuple[str, str] | None = None,
 ) -> Any:
     """The model the options name; without one, a fail (or, when not `needed` because a
-    worker will run the model, a ScriptedModel with no replies)."""
+    worker will run the model, a ScriptedModel with no replies).
+
+    `thread` is the (store, thread id) a command continues: without a model, a thread that
+    holds no run is the mistake to report first.
+    """
     from thinkgraph.llm import ScriptedModel
 
     if not needed and script is None and not model:
@@ -282,6 +292,8 @@ def make_model(
             fail(f"--script {script}: expected a JSON list of strings")
         return ScriptedModel(replies)
     if not model:
+        if thread is not None:
+            guarded(lambda: stored_thread(*thread))
         fail(
             "no model: pass --model openai/gpt-4o-mini (any litellm model string) or set "
             "THINKGRAPH_MODEL; `thinkgraph demo` runs without one"
@@ -291,6 +303,24 @@ def make_model(
     from thinkgraph.llm import LiteLLMModel
 
     return LiteLLMModel(model, api_base=api_base)
+
+
+def stored_thread(store: str, thread: str) -> None:
+    """Fail unless the store holds a run under `thread` (saying why when its start still
+    waits for a worker)."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.cli.inspect import queued_message
+    from thinkgraph.llm import ScriptedModel
+
+    url = existing_store(store)
+    with Agent(ScriptedModel([]), store=url) as agent:
+        found = agent.checkpoint_id(thread)
+    if found is None:
+        fail(
+            queued_message(url, thread)
+            or f"no run is stored under thread {thread!r}; list runs with `thinkgraph runs` "
+            "or check --store"
+        )
 
 
 def print_steps(steps: Iterator[Any], tools: Iterable[Any] = ()) -> None:

@@ -102,7 +102,9 @@ def _answer_calls(
     from thinkgraph.cli.worker import enqueue_resume
 
     loaded = [t for spec in flags.tools for t in load_tool(spec)]
-    chosen = make_model(flags.model, flags.api_base, script, needed=queue is None)
+    chosen = make_model(
+        flags.model, flags.api_base, script, needed=queue is None, thread=(flags.store, thread)
+    )
 
     def go() -> None:
         with Agent(chosen, loaded, store=existing_store(flags.store)) as agent, ExitStack() as held:

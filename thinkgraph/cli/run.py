@@ -117,7 +117,7 @@ def resume(
 
     mode = choose_mode(as_json=as_json, quiet=quiet)
     loaded = [t for spec in tools or [] for t in load_tool(spec)]
-    chosen = make_model(model, api_base, script, needed=not enqueue)
+    chosen = make_model(model, api_base, script, needed=not enqueue, thread=(store, thread))
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
 
     def go() -> None:

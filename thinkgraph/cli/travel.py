@@ -84,7 +84,7 @@ def fork(
     edits = _step_edits(edit)
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
     loaded = [t for spec in tools or [] for t in load_tool(spec)]
-    chosen = make_model(model, api_base, script)
+    chosen = make_model(model, api_base, script, thread=(store, thread))
 
     def go() -> None:
         with Agent(chosen, loaded, store=existing_store(store)) as agent:
