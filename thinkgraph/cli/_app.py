@@ -3,7 +3,8 @@
 Commands live in their own modules (run.py, inspect.py, demo.py, …) and register on `app`.
 
 Exit codes: 0 the run is done, 1 the run failed (its stop reason is printed), 2 bad usage,
-configuration or storage (one line says what to fix), 3 the run is paused or unfinished.
+configuration or storage (one line says what to fix), 3 the run is paused or unfinished,
+130 Ctrl-C (a line says how to continue the run), 141 stdout was closed (`| head`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typer.core import TyperArgument, TyperCommand, TyperOption
 from thinkgraph.errors import ThinkgraphError
 
 __all__ = [
+    "EXIT_CLOSED_PIPE",
     "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
     "EXIT_PAUSED",
     "EXIT_USAGE",
     "ApiBaseOpt",
@@ -56,6 +59,10 @@ __all__ = [
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_PAUSED = 3
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, as shells report SIGINT (128 + 2)."""
+EXIT_CLOSED_PIPE = 141
+"""Whoever read stdout stopped reading (`| head`), as shells report SIGPIPE (128 + 13)."""
 
 
 class Command(TyperCommand):
@@ -380,8 +387,8 @@ def guarded(fn: Callable[[], None]) -> None:
     """Run a command's body; what it raises that the user can act on becomes one line.
 
     That is a `ThinkgraphError`, or a fault of the store (damaged, full, unreachable: see
-    `storage_fault`) wherever in the command it surfaced. Anything else is a bug and keeps
-    its traceback.
+    `storage_fault`) wherever in the command it surfaced. A closed stdout ends the command
+    quietly (exit 141). Anything else is a bug and keeps its traceback.
     """
     from thinkgraph.storage.checkpointers import storage_fault
 
@@ -389,6 +396,12 @@ def guarded(fn: Callable[[], None]) -> None:
         fn()
     except (typer.Exit, typer.Abort):
         raise  # the command has already said what it had to
+    except BrokenPipeError:
+        # Nobody reads stdout any more (`| head -1`): end quietly, as other tools do. What
+        # is still buffered goes nowhere, so closing stdout at exit raises nothing again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise typer.Exit(EXIT_CLOSED_PIPE) from None
     except Exception as exc:
         fault = storage_fault(exc, _STORE_NAMED.get() or default_store())
         if fault is not None:

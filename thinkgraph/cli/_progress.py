@@ -16,19 +16,22 @@
 `follow` is the one printer of every command that moves a run on (`run`, `resume`,
 `approve`, `reject`, `respond`, `decide`, `fork`): it shows the events in the chosen mode,
 asks at a pause when a person is there, then prints the outcome and exits with its code.
+Ctrl-C stops the run at its last checkpoint and says how to continue it (`interruptible`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import typer
 
-from thinkgraph.cli._app import EXIT_FAILED, EXIT_PAUSED, exit_for, report
+from thinkgraph.cli._app import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PAUSED, exit_for, report
 from thinkgraph.state import BaseStep, Counters
 from thinkgraph.streaming import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
 from thinkgraph.views.redact import Redactor, unknown_tools_note
@@ -45,6 +48,7 @@ __all__ = [
     "exit_code",
     "finished",
     "follow",
+    "interruptible",
     "json_events",
     "show",
 ]
@@ -196,6 +200,7 @@ def show(
 
 def follow(
     agent: Any,
+    thread: str,
     events: Iterable[RunEvent],
     flags: Any,
     *,
@@ -213,6 +218,7 @@ def follow(
 
     Args:
         agent: the agent the events come from, to resume it with inline answers.
+        thread: the run's thread id.
         events: from `Agent.events`, `Agent.resume_events`, or `finished` for a call that
             does not stream.
         flags: the command's `AgentFlags`, repeated in the commands that continue the run.
@@ -223,13 +229,48 @@ def follow(
     """
     from thinkgraph.cli._pending import is_interactive, resume_asking
 
-    result = show(events, mode, tools=tools, chain=chain)
-    if mode != "json" and result.status == "paused" and is_interactive(no_input):
-        result = resume_asking(agent, result)
+    with interruptible(agent, thread, flags):
+        result = show(events, mode, tools=tools, chain=chain)
+        if mode != "json" and result.status == "paused" and is_interactive(no_input):
+            result = resume_asking(agent, result)
     if mode == "json":
         raise typer.Exit(exit_code(result))
     report(result, tools)
     exit_for(result, flags)
+
+
+@contextmanager
+def interruptible(agent: Any, thread: str, flags: Any) -> Iterator[None]:
+    """Ctrl-C in the block ends the command with one line on stderr, and exit 130.
+
+    The core has cancelled the run on its loop by then (see thinkgraph/_sync.py): it stays
+    at its last checkpoint, and the line says the step and the command that continues it
+    (with the store, tools and model options in `flags`).
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        # The run was cancelled on purpose; asyncio's note at exit about the wait the
+        # interrupted reader left behind is noise here.
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        typer.echo(_interrupted(agent, thread, flags), err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def _interrupted(agent: Any, thread: str, flags: Any) -> str:
+    from thinkgraph.cli._pending import how_to_continue
+    from thinkgraph.errors import ThreadNotFoundError
+
+    try:
+        result = agent.result(thread)
+    except ThreadNotFoundError:
+        return f"interrupted before thread {thread} was stored: nothing to continue"
+    where = f"interrupted at step {result.counters.steps}"
+    if result.status in ("done", "failed"):
+        return f"{where}, after the run ended ({result.status})"
+    tools = flags.loaded_tools() if hasattr(flags, "loaded_tools") else []
+    command = how_to_continue(thread, result.pending, flags, tools, result.chain)[0]
+    return f"{where}; continue with: {command}"
 
 
 def finished(result: RunResult, first: int = 0) -> list[RunEvent]:

@@ -148,7 +148,7 @@ def _answer_calls(
                 return
             mode, no_input = shown
             events = agent.resume_events(thread, decisions)
-            follow(agent, events, flags, mode=mode, no_input=no_input, tools=loaded,
+            follow(agent, thread, events, flags, mode=mode, no_input=no_input, tools=loaded,
                    chain=before.chain)  # fmt: skip
 
     guarded(go)
@@ -338,6 +338,7 @@ def pending(
 ) -> None:
     """Say what a paused run waits for and print the commands that continue it."""
     from thinkgraph.agent import Agent
+    from thinkgraph.cli.inspect import stopped_runs
     from thinkgraph.llm import ScriptedModel
 
     url = existing_store(store)
@@ -347,6 +348,7 @@ def pending(
     def go() -> None:
         with Agent(ScriptedModel([]), store=url) as agent:
             result = agent.result(thread)
+            stopped = result.status == "running" and bool(stopped_runs(agent, [thread]))
         if result.status in ("done", "failed"):
             why = f" ({result.stop_reason})" if result.stop_reason else ""
             typer.echo(f"thread {thread} is {result.status}{why}: it waits for nothing")
@@ -354,7 +356,8 @@ def pending(
         if result.pending:
             typer.echo(describe(result.pending, loaded, result.chain))
         else:
-            typer.echo(f"thread {thread} is unfinished (its process stopped or is running)")
+            state = "no process advances it" if stopped else "a process advances it now"
+            typer.echo(f"thread {thread} is unfinished: {state}")
         missing = "--model or --script" if tools else "--tools and --model or --script"
         typer.echo(f"continue with (add the run's {missing}):")
         for command in how_to_continue(thread, result.pending, flags, loaded, result.chain):

@@ -81,7 +81,7 @@ def run(
             thread_id = thread or uuid.uuid4().hex[:12]
             mode = choose_mode(as_json=as_json, quiet=quiet)
             events = agent.events(task, thread_id)
-            follow(agent, events, flags, mode=mode, no_input=no_input, tools=loaded)
+            follow(agent, thread_id, events, flags, mode=mode, no_input=no_input, tools=loaded)
 
     guarded(go)
 
@@ -155,7 +155,7 @@ def resume(
                 if mode in ("live", "plain"):
                     typer.echo(to_text(before.chain, tools=loaded))
                 events = agent.resume_events(thread, answer)
-            follow(agent, events, flags, mode=mode, no_input=no_input, tools=loaded,
+            follow(agent, thread, events, flags, mode=mode, no_input=no_input, tools=loaded,
                    chain=before.chain)  # fmt: skip
 
     guarded(go)

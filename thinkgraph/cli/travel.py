@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated, Any
 
 import typer
@@ -79,7 +80,7 @@ def fork(
     shows it.
     """
     from thinkgraph.agent import Agent
-    from thinkgraph.cli._progress import choose_mode, finished, follow
+    from thinkgraph.cli._progress import choose_mode, finished, follow, interruptible
 
     edits = _step_edits(edit)
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
@@ -87,9 +88,12 @@ def fork(
     chosen = make_model(model, api_base, script, thread=(store, thread))
 
     def go() -> None:
+        forked = new_thread or uuid.uuid4().hex[:12]
         with Agent(chosen, loaded, store=existing_store(store)) as agent:
-            result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=new_thread)
+            with interruptible(agent, forked, flags):
+                result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=forked)
             mode = choose_mode(as_json=as_json, quiet=quiet)
-            follow(agent, finished(result), flags, mode=mode, no_input=no_input, tools=loaded)
+            follow(agent, forked, finished(result), flags, mode=mode, no_input=no_input,
+                   tools=loaded)  # fmt: skip
 
     guarded(go)
