@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+
 from thinkgraph import tool
 
 
@@ -31,3 +34,28 @@ def unlock(door: str, pin: str) -> str:
 def open_safe(safe: str, pin: str) -> str:
     """Open a safe with its pin (a person approves each opening)."""
     return f"the {safe} safe is open"
+
+
+@tool
+async def nap(minutes: int) -> str:
+    """Take a nap; the seconds it takes come from $THINKGRAPH_TEST_NAP_S (default 30)."""
+    await asyncio.sleep(float(os.environ.get(NAP_S, "30")))
+    return f"slept {minutes} minutes"
+
+
+NAP_S = "THINKGRAPH_TEST_NAP_S"
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers (a plain typed function, not decorated)."""
+    return a + b
+
+
+plain = [add, send_email]
+"""A plain function and a Tool together, as `Agent(tools=...)` takes them."""
+
+motto = "not a tool"
+
+
+class Toolbox:
+    """A class, which is not a tool."""

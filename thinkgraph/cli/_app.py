@@ -3,7 +3,8 @@
 Commands live in their own modules (run.py, inspect.py, demo.py, …) and register on `app`.
 
 Exit codes: 0 the run is done, 1 the run failed (its stop reason is printed), 2 bad usage,
-configuration or storage (one line says what to fix), 3 the run is paused or unfinished.
+configuration or storage (one line says what to fix), 3 the run is paused or unfinished,
+130 Ctrl-C (a line says how to continue the run), 141 stdout was closed (`| head`).
 """
 
 from __future__ import annotations
@@ -19,18 +20,28 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from typer import _click as click
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from thinkgraph.errors import ThinkgraphError
 
 __all__ = [
+    "EXIT_CLOSED_PIPE",
     "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
     "EXIT_PAUSED",
     "EXIT_USAGE",
     "ApiBaseOpt",
+    "Command",
     "EnqueueOpt",
+    "JsonOpt",
     "ModelOpt",
+    "NoInputOpt",
     "QueueOpt",
+    "QuietOpt",
+    "ScriptOpt",
     "StoreOpt",
+    "ToolsOpt",
     "app",
     "default_store",
     "existing_store",
@@ -42,13 +53,51 @@ __all__ = [
     "make_model",
     "print_steps",
     "report",
+    "stored_thread",
 ]
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_PAUSED = 3
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, as shells report SIGINT (128 + 2)."""
+EXIT_CLOSED_PIPE = 141
+"""Whoever read stdout stopped reading (`| head`), as shells report SIGPIPE (128 + 13)."""
 
-app = typer.Typer(
+
+class Command(TyperCommand):
+    """A command whose help reads like other tools': arguments in capitals (``TASK``,
+    ``[CALL_IDS]...``) in the usage line and the list, and flags without a type."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        for param in params:
+            if isinstance(param, TyperArgument) and param.metavar is None and param.name:
+                param.metavar = param.name.upper() + ("..." if param.nargs != 1 else "")
+            elif isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+                param.metavar = ""  # a flag takes no value: no <bool> beside it
+        return params
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument) and param.name:
+                name = param.name.upper()
+                name = name if param.required else f"[{name}]"
+                pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
+
+class _App(typer.Typer):
+    """The app, whose commands are `Command`s unless one asks for another class."""
+
+    def command(  # type: ignore[override]
+        self, name: str | None = None, *, cls: type[TyperCommand] | None = None, **options: Any
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return super().command(name, cls=cls or Command, **options)
+
+
+app = _App(
     name="thinkgraph",
     help="Run LLM agents as explicit, checkpointed state machines: think, act, observe, "
     "validate, reset.",
@@ -104,6 +153,41 @@ ApiBaseOpt = Annotated[
 ]
 
 
+ToolsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools",
+        metavar="MODULE:ATTR",
+        help="The run's tools: a Tool, a typed function or a list of them, as module:attr "
+        "(or 'calculator'); repeatable.",
+    ),
+]
+ScriptOpt = Annotated[
+    Path | None,
+    typer.Option("--script", help="Use a ScriptedModel with the replies in this JSON list."),
+]
+
+# How a command that moves a run on shows it (see `_progress.follow`): the same three
+# flags on `run` and on every command that continues a run.
+NoInputOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-input",
+        help="Never ask: when the run pauses, print what it waits for and exit 3. "
+        "(Also the behaviour without a terminal.)",
+    ),
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="For programs: one JSON object per line (each step, a pause, the end) and "
+        "nothing else on stdout. Never asks.",
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result.")]
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
@@ -135,12 +219,42 @@ def existing_store(store: str) -> str:
 
 
 def load_tool(spec: str) -> list[Any]:
+    """The tools one `--tools` names: 'calculator', or a module:attr that holds what
+    `Agent(tools=...)` takes (a Tool, a typed function, or a list or tuple of them).
+
+    Every command loads its tools here, so each takes the same values and refuses the
+    same ones, with one line that names the attribute and what is expected.
+    """
     from thinkgraph.tools.builtin import calculator
 
     if spec == "calculator":
         return [calculator]
     value = import_spec("--tools", spec, "mytools:search, or 'calculator'")
-    return list(value) if isinstance(value, list | tuple) else [value]
+    if isinstance(value, list | tuple):
+        return [_as_tool(spec, item, "holds") for item in value]
+    return [_as_tool(spec, value, "is")]
+
+
+def _as_tool(spec: str, item: Any, verb: str) -> Any:
+    from thinkgraph.tools import Tool, tool
+
+    if isinstance(item, Tool):
+        return item
+    if not callable(item) or isinstance(item, type):
+        kind = "class" if isinstance(item, type) else type(item).__name__
+        what = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+        fail(
+            f"--tools {spec!r} {verb} {what}, not a tool: give a Tool, a typed function, "
+            "or a list of them"
+        )
+    try:
+        return tool(item)
+    except (ThinkgraphError, TypeError, ValueError) as exc:
+        fail(f"--tools {spec!r}: cannot make a tool of {_name(item)} ({exc})")
+
+
+def _name(item: Any) -> str:
+    return str(getattr(item, "__qualname__", None) or type(item).__name__)
 
 
 def import_spec(option: str, spec: str, example: str) -> Any:
@@ -159,10 +273,19 @@ def import_spec(option: str, spec: str, example: str) -> Any:
 
 
 def make_model(
-    model: str | None, api_base: str | None, script: Path | None, *, needed: bool = True
+    model: str | None,
+    api_base: str | None,
+    script: Path | None,
+    *,
+    needed: bool = True,
+    thread: tuple[str, str] | None = None,
 ) -> Any:
     """The model the options name; without one, a fail (or, when not `needed` because a
-    worker will run the model, a ScriptedModel with no replies)."""
+    worker will run the model, a ScriptedModel with no replies).
+
+    `thread` is the (store, thread id) a command continues: without a model, a thread that
+    holds no run is the mistake to report first.
+    """
     from thinkgraph.llm import ScriptedModel
 
     if not needed and script is None and not model:
@@ -176,6 +299,8 @@ def make_model(
             fail(f"--script {script}: expected a JSON list of strings")
         return ScriptedModel(replies)
     if not model:
+        if thread is not None:
+            guarded(lambda: stored_thread(*thread))
         fail(
             "no model: pass --model openai/gpt-4o-mini (any litellm model string) or set "
             "THINKGRAPH_MODEL; `thinkgraph demo` runs without one"
@@ -185,6 +310,24 @@ def make_model(
     from thinkgraph.llm import LiteLLMModel
 
     return LiteLLMModel(model, api_base=api_base)
+
+
+def stored_thread(store: str, thread: str) -> None:
+    """Fail unless the store holds a run under `thread` (saying why when its start still
+    waits for a worker)."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.cli.inspect import queued_message
+    from thinkgraph.llm import ScriptedModel
+
+    url = existing_store(store)
+    with Agent(ScriptedModel([]), store=url) as agent:
+        found = agent.checkpoint_id(thread)
+    if found is None:
+        fail(
+            queued_message(url, thread)
+            or f"no run is stored under thread {thread!r}; list runs with `thinkgraph runs` "
+            "or check --store"
+        )
 
 
 def print_steps(steps: Iterator[Any], tools: Iterable[Any] = ()) -> None:
@@ -244,8 +387,8 @@ def guarded(fn: Callable[[], None]) -> None:
     """Run a command's body; what it raises that the user can act on becomes one line.
 
     That is a `ThinkgraphError`, or a fault of the store (damaged, full, unreachable: see
-    `storage_fault`) wherever in the command it surfaced. Anything else is a bug and keeps
-    its traceback.
+    `storage_fault`) wherever in the command it surfaced. A closed stdout ends the command
+    quietly (exit 141). Anything else is a bug and keeps its traceback.
     """
     from thinkgraph.storage.checkpointers import storage_fault
 
@@ -253,6 +396,12 @@ def guarded(fn: Callable[[], None]) -> None:
         fn()
     except (typer.Exit, typer.Abort):
         raise  # the command has already said what it had to
+    except BrokenPipeError:
+        # Nobody reads stdout any more (`| head -1`): end quietly, as other tools do. What
+        # is still buffered goes nowhere, so closing stdout at exit raises nothing again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise typer.Exit(EXIT_CLOSED_PIPE) from None
     except Exception as exc:
         fault = storage_fault(exc, _STORE_NAMED.get() or default_store())
         if fault is not None:

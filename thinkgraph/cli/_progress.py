@@ -12,29 +12,46 @@
   "thread_id", "pending"}`` when the run pauses, and last ``{"event": "end",
   "thread_id", "status", "answer", "stop_reason", "detail", "counters"}``;
 - ``quiet``: nothing; the caller prints the result.
+
+`follow` is the one printer of every command that moves a run on (`run`, `resume`,
+`approve`, `reject`, `respond`, `decide`, `fork`): it shows the events in the chosen mode,
+asks at a pause when a person is there, then prints the outcome and exits with its code.
+Ctrl-C stops the run at its last checkpoint and says how to continue it (`interruptible`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import typer
 
-from thinkgraph.cli._app import EXIT_FAILED, EXIT_PAUSED
+from thinkgraph.cli._app import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PAUSED, exit_for, report
 from thinkgraph.state import BaseStep, Counters
 from thinkgraph.streaming import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
-from thinkgraph.views.redact import Redactor
+from thinkgraph.views.redact import Redactor, unknown_tools_note
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
     from thinkgraph.result import RunResult
 
-__all__ = ["Mode", "ProgressLine", "choose_mode", "exit_code", "json_events", "show"]
+__all__ = [
+    "Mode",
+    "ProgressLine",
+    "choose_mode",
+    "exit_code",
+    "finished",
+    "follow",
+    "interruptible",
+    "json_events",
+    "show",
+]
 
 Mode: TypeAlias = Literal["live", "plain", "json", "quiet"]
 
@@ -152,13 +169,14 @@ def show(
         mode: see the module docstring.
         console: where the live display draws (stdout by default).
         clock: the clock for the elapsed time.
-        tools: the run's tools, whose `sensitive` fields are masked in every line.
+        tools: the run's tools, whose `sensitive` fields are masked in every line; calls
+            to other tools are masked in full, as in every view (a note says so).
         chain: the steps written before these events (a resume's), so a secret they hold
             is masked where the new steps repeat it.
     """
     from thinkgraph.views import format_step
 
-    redactor = Redactor(chain, {t.name: t for t in tools})
+    redactor = Redactor(chain, {t.name: t for t in tools}, mask_unknown=True)
     events = _learned(events, redactor)
     result: RunResult | None = None
     if mode == "live":
@@ -174,7 +192,95 @@ def show(
                 typer.echo(format_step(redactor.shown(event.step)))
     if result is None:  # every stream ends with a RunEnd; a bug if not
         raise RuntimeError("the run's events ended without a RunEnd")
+    note = unknown_tools_note(redactor.unknown_tools)
+    if note and mode in ("live", "plain"):
+        typer.echo(f"note: {note}")
     return result
+
+
+def follow(
+    agent: Any,
+    thread: str,
+    events: Iterable[RunEvent],
+    flags: Any,
+    *,
+    mode: Mode,
+    no_input: bool,
+    tools: Sequence[Any],
+    chain: Sequence[BaseStep] = (),
+) -> None:
+    """Show a run moving on, then end the command with its outcome.
+
+    Shows `events` as `mode` says (see `show`); at a pause, asks inline when a person is
+    there (not in json mode, not with `no_input`); then prints the result and how to
+    continue it (`report`, `exit_for`) and exits with the run's code. In json mode the
+    lines are all there is, and the code says the rest.
+
+    Args:
+        agent: the agent the events come from, to resume it with inline answers.
+        thread: the run's thread id.
+        events: from `Agent.events`, `Agent.resume_events`, or `finished` for a call that
+            does not stream.
+        flags: the command's `AgentFlags`, repeated in the commands that continue the run.
+        mode: from `choose_mode`.
+        no_input: `--no-input`.
+        tools: the run's tools (for redaction).
+        chain: the steps written before these events.
+    """
+    from thinkgraph.cli._pending import is_interactive, resume_asking
+
+    with interruptible(agent, thread, flags):
+        result = show(events, mode, tools=tools, chain=chain)
+        if mode != "json" and result.status == "paused" and is_interactive(no_input):
+            result = resume_asking(agent, result)
+    if mode == "json":
+        raise typer.Exit(exit_code(result))
+    report(result, tools)
+    exit_for(result, flags)
+
+
+@contextmanager
+def interruptible(agent: Any, thread: str, flags: Any) -> Iterator[None]:
+    """Ctrl-C in the block ends the command with one line on stderr, and exit 130.
+
+    The core has cancelled the run on its loop by then (see thinkgraph/_sync.py): it stays
+    at its last checkpoint, and the line says the step and the command that continues it
+    (with the store, tools and model options in `flags`).
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        # The run was cancelled on purpose; asyncio's note at exit about the wait the
+        # interrupted reader left behind is noise here.
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        typer.echo(_interrupted(agent, thread, flags), err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def _interrupted(agent: Any, thread: str, flags: Any) -> str:
+    from thinkgraph.cli._pending import how_to_continue
+    from thinkgraph.errors import ThreadNotFoundError
+
+    try:
+        result = agent.result(thread)
+    except ThreadNotFoundError:
+        return f"interrupted before thread {thread} was stored: nothing to continue"
+    where = f"interrupted at step {result.counters.steps}"
+    if result.status in ("done", "failed"):
+        return f"{where}, after the run ended ({result.status})"
+    tools = flags.loaded_tools() if hasattr(flags, "loaded_tools") else []
+    command = how_to_continue(thread, result.pending, flags, tools, result.chain)[0]
+    return f"{where}; continue with: {command}"
+
+
+def finished(result: RunResult, first: int = 0) -> list[RunEvent]:
+    """The events of a call that does not stream (`Agent.fork`): its steps from `first`
+    on, then its end."""
+    steps: list[RunEvent] = [
+        StepEvent(result.thread_id, step.node, step, result.counters)
+        for step in result.chain[first:]
+    ]
+    return [*steps, RunEnd(result)]
 
 
 def _learned(events: Iterable[RunEvent], redactor: Redactor) -> Iterator[RunEvent]:

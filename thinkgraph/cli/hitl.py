@@ -30,36 +30,27 @@ import typer
 from thinkgraph.cli._app import (
     ApiBaseOpt,
     EnqueueOpt,
+    JsonOpt,
     ModelOpt,
+    NoInputOpt,
     QueueOpt,
+    QuietOpt,
+    ScriptOpt,
     StoreOpt,
+    ToolsOpt,
     app,
     existing_store,
-    exit_for,
     fail,
     guarded,
     load_tool,
     make_model,
-    report,
 )
-from thinkgraph.cli._pending import (
-    AgentFlags,
-    describe,
-    how_to_continue,
-    keep_masked,
-    print_new_steps,
-)
+from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, keep_masked
+from thinkgraph.cli._progress import Mode, choose_mode
 from thinkgraph.hitl import Approve, Edit, Reject, Respond
 
 Decision = Approve | Edit | Reject | Respond
 
-ToolsOpt = Annotated[
-    list[str] | None,
-    typer.Option("--tools", help="The run's tools (module:attr): this command runs the rest."),
-]
-ScriptOpt = Annotated[
-    Path | None, typer.Option(help="The run's ScriptedModel replies (a JSON list).")
-]
 CallIdsArg = Annotated[
     list[str] | None, typer.Argument(help="Call ids to answer; none: every waiting call.")
 ]
@@ -95,19 +86,25 @@ def _answer_calls(
     decide: Any,
     flags: AgentFlags,
     script: Path | None,
-    queue: str | None = None,
+    queue: str | None,
+    shown: tuple[Mode, bool],
 ) -> None:
     """Check the decisions against what the run waits for, then resume it with them.
 
     `decide(waiting_ids)` builds the decisions from the ids of the calls that wait. Every
     check happens before `Agent.resume`, which checks again: a refused answer leaves the
     stored run exactly as it was. With a `queue`, the checked decisions go to a worker.
+    The rest of the run is shown as `run` shows it, by `follow` (`shown`: its mode, and
+    whether `--no-input` was given).
     """
     from thinkgraph.agent import Agent
+    from thinkgraph.cli._progress import follow
     from thinkgraph.cli.worker import enqueue_resume
 
     loaded = [t for spec in flags.tools for t in load_tool(spec)]
-    chosen = make_model(flags.model, flags.api_base, script, needed=queue is None)
+    chosen = make_model(
+        flags.model, flags.api_base, script, needed=queue is None, thread=(flags.store, thread)
+    )
 
     def go() -> None:
         with Agent(chosen, loaded, store=existing_store(flags.store)) as agent, ExitStack() as held:
@@ -149,10 +146,10 @@ def _answer_calls(
             if queue is not None:
                 enqueue_resume(agent, thread, decisions, queue)
                 return
-            result = agent.resume(thread, decisions)
-        print_new_steps(result.chain, len(before.chain), loaded)
-        report(result, loaded)
-        exit_for(result, flags)
+            mode, no_input = shown
+            events = agent.resume_events(thread, decisions)
+            follow(agent, thread, events, flags, mode=mode, no_input=no_input, tools=loaded,
+                   chain=before.chain)  # fmt: skip
 
     guarded(go)
 
@@ -184,6 +181,9 @@ def approve(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
+    no_input: NoInputOpt = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
     enqueue: EnqueueOpt = False,
     queue: QueueOpt = "thinkgraph",
 ) -> None:
@@ -198,7 +198,8 @@ def approve(
         return {c: Approve() for c in call_ids or waiting}
 
     flags = _flags(store, tools, model, api_base, script)
-    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue))
+    shown = (choose_mode(as_json=as_json, quiet=quiet), no_input)
+    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown)
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -214,6 +215,9 @@ def reject(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
+    no_input: NoInputOpt = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
     enqueue: EnqueueOpt = False,
     queue: QueueOpt = "thinkgraph",
 ) -> None:
@@ -225,7 +229,8 @@ def reject(
         return {c: Reject(reason=reason or "") for c in call_ids or waiting}
 
     flags = _flags(store, tools, model, api_base, script)
-    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue))
+    shown = (choose_mode(as_json=as_json, quiet=quiet), no_input)
+    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown)
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -238,6 +243,9 @@ def respond(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
+    no_input: NoInputOpt = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
     enqueue: EnqueueOpt = False,
     queue: QueueOpt = "thinkgraph",
 ) -> None:
@@ -248,6 +256,7 @@ def respond(
         _flags(store, tools, model, api_base, script),
         script,
         _queue(enqueue, queue),
+        (choose_mode(as_json=as_json, quiet=quiet), no_input),
     )
 
 
@@ -281,6 +290,9 @@ def decide(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
+    no_input: NoInputOpt = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
     enqueue: EnqueueOpt = False,
     queue: QueueOpt = "thinkgraph",
 ) -> None:
@@ -306,6 +318,7 @@ def decide(
         _flags(store, tools, model, api_base, script),
         script,
         _queue(enqueue, queue),
+        (choose_mode(as_json=as_json, quiet=quiet), no_input),
     )
 
 
@@ -317,6 +330,7 @@ def pending(
         list[str] | None,
         typer.Option(
             "--tools",
+            metavar="MODULE:ATTR",
             help="The run's tools (module:attr), to show the arguments that are not "
             "secret; without them every argument is masked.",
         ),
@@ -324,6 +338,7 @@ def pending(
 ) -> None:
     """Say what a paused run waits for and print the commands that continue it."""
     from thinkgraph.agent import Agent
+    from thinkgraph.cli.inspect import stopped_runs
     from thinkgraph.llm import ScriptedModel
 
     url = existing_store(store)
@@ -333,6 +348,7 @@ def pending(
     def go() -> None:
         with Agent(ScriptedModel([]), store=url) as agent:
             result = agent.result(thread)
+            stopped = result.status == "running" and bool(stopped_runs(agent, [thread]))
         if result.status in ("done", "failed"):
             why = f" ({result.stop_reason})" if result.stop_reason else ""
             typer.echo(f"thread {thread} is {result.status}{why}: it waits for nothing")
@@ -340,7 +356,8 @@ def pending(
         if result.pending:
             typer.echo(describe(result.pending, loaded, result.chain))
         else:
-            typer.echo(f"thread {thread} is unfinished (its process stopped or is running)")
+            state = "no process advances it" if stopped else "a process advances it now"
+            typer.echo(f"thread {thread} is unfinished: {state}")
         missing = "--model or --script" if tools else "--tools and --model or --script"
         typer.echo(f"continue with (add the run's {missing}):")
         for command in how_to_continue(thread, result.pending, flags, loaded, result.chain):

@@ -44,6 +44,7 @@ def runs(
     def go() -> None:
         with Agent(ScriptedModel([]), store=url) as agent:
             found = agent.runs(status=status, limit=limit)  # type: ignore[arg-type]
+            stopped = stopped_runs(agent, [r.thread_id for r in found if r.status == "running"])
         if not found:
             typer.echo("no runs" + (f" with status {status}" if status else ""))
         for run in found:
@@ -52,6 +53,8 @@ def runs(
                 run.updated_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if run.updated_at else "?"
             )
             status_text = f"{run.status}: {what}" if what else run.status
+            if run.thread_id in stopped:
+                status_text = "stopped: resume to continue"
             typer.echo(f"{run.thread_id:<16} {status_text:<36} {run.steps:>3} steps  {when}")
         from thinkgraph.storage import is_postgres_url
 
@@ -59,6 +62,19 @@ def runs(
             print_jobs(url, limit=limit)
 
     guarded(go)
+
+
+def stopped_runs(agent: Any, unfinished: list[str]) -> set[str]:
+    """The unfinished runs that no process advances: their lease is free (a run whose
+    process was interrupted or died looks "running" in the store until it is resumed)."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from thinkgraph.storage.lease import is_held
+
+    saver = agent.graph.checkpointer
+    if not isinstance(saver, BaseCheckpointSaver):
+        return set()
+    return {thread for thread in unfinished if not is_held(saver, thread)}
 
 
 def queued_message(url: str, thread: str) -> str | None:
@@ -123,6 +139,7 @@ def show(
         list[str] | None,
         typer.Option(
             "--tools",
+            metavar="MODULE:ATTR",
             help="The run's tools (module:attr), for their visibility and sensitive fields.",
         ),
     ] = None,

@@ -3,47 +3,36 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from contextlib import ExitStack
-from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from thinkgraph.cli._app import (
     ApiBaseOpt,
     EnqueueOpt,
+    JsonOpt,
     ModelOpt,
+    NoInputOpt,
     QueueOpt,
+    QuietOpt,
+    ScriptOpt,
     StoreOpt,
+    ToolsOpt,
     app,
     default_store,
     existing_store,
-    exit_for,
     fail,
     guarded,
     load_tool,
     make_model,
-    report,
 )
-from thinkgraph.cli._pending import AgentFlags, is_interactive, resume_asking
+from thinkgraph.cli._pending import AgentFlags, is_interactive
 from thinkgraph.types import StepLimits
 
-NoInputOpt = Annotated[
-    bool,
-    typer.Option(
-        "--no-input",
-        help="Never ask: when the run pauses, print what it waits for and exit 3. "
-        "(Also the behaviour without a terminal.)",
-    ),
-]
-JsonOpt = Annotated[
-    bool,
-    typer.Option(
-        "--json",
-        help="For programs: one JSON object per line (each step, a pause, the end) and "
-        "nothing else on stdout. Never asks.",
-    ),
-]
+if TYPE_CHECKING:
+    from thinkgraph.streaming import RunEvent
 
 
 @app.command(rich_help_panel="Run")
@@ -51,25 +40,19 @@ def run(
     task: Annotated[str, typer.Argument(help="What the agent should do.")],
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
-    script: Annotated[
-        Path | None,
-        typer.Option(help="Use a ScriptedModel with the replies in this JSON list instead."),
-    ] = None,
+    script: ScriptOpt = None,
     store: StoreOpt = "",
     thread: Annotated[str | None, typer.Option("--thread", "-t", help="Thread id.")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="At most this many think steps.")] = 12,
     min_steps: Annotated[int, typer.Option(min=1, help="No final answer before this.")] = 1,
-    tools: Annotated[
-        list[str] | None,
-        typer.Option("--tools", help="A tool to give the agent: module:attr or 'calculator'."),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result.")] = False,
+    tools: ToolsOpt = None,
     on_failure: Annotated[
         str,
         typer.Option(help="After repeated failures: 'abort' the run or 'ask' a person."),
     ] = "abort",
     no_input: NoInputOpt = False,
     as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Run a task and print the chain as it is written.
 
@@ -78,7 +61,7 @@ def run(
     abort / guidance) and the run goes on; otherwise it exits 3 saying how to continue.
     """
     from thinkgraph.agent import Agent
-    from thinkgraph.cli._progress import choose_mode, exit_code, show
+    from thinkgraph.cli._progress import choose_mode, follow
 
     if min_steps > max_steps:
         fail(f"--min-steps {min_steps} is above --max-steps {max_steps}; lower or raise one")
@@ -97,13 +80,8 @@ def run(
         with Agent(chosen, loaded, limits=limits, store=store or default_store()) as agent:
             thread_id = thread or uuid.uuid4().hex[:12]
             mode = choose_mode(as_json=as_json, quiet=quiet)
-            result = show(agent.events(task, thread_id), mode, tools=loaded)
-            if mode != "json" and result.status == "paused" and is_interactive(no_input):
-                result = resume_asking(agent, result)
-        if mode == "json":
-            raise typer.Exit(exit_code(result))
-        report(result, loaded)
-        exit_for(result, flags)
+            events = agent.events(task, thread_id)
+            follow(agent, thread_id, events, flags, mode=mode, no_input=no_input, tools=loaded)
 
     guarded(go)
 
@@ -113,15 +91,16 @@ def resume(
     thread: Annotated[str, typer.Argument(help="The thread to continue.")],
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
-    script: Annotated[Path | None, typer.Option(help="Replies for a ScriptedModel.")] = None,
+    script: ScriptOpt = None,
     store: StoreOpt = "",
-    tools: Annotated[list[str] | None, typer.Option("--tools", help="module:attr")] = None,
+    tools: ToolsOpt = None,
     answer: Annotated[
         str | None,
         typer.Option(help="The answer to an ask_human pause: retry, abort or guidance text."),
     ] = None,
     no_input: NoInputOpt = False,
     as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
     enqueue: EnqueueOpt = False,
     queue: QueueOpt = "thinkgraph",
 ) -> None:
@@ -132,12 +111,13 @@ def resume(
     terminal).
     """
     from thinkgraph.agent import Agent
-    from thinkgraph.cli._progress import choose_mode, exit_code, show
+    from thinkgraph.cli._progress import choose_mode, follow
+    from thinkgraph.streaming import RunEnd
     from thinkgraph.views import to_text
 
-    mode = choose_mode(as_json=as_json)
+    mode = choose_mode(as_json=as_json, quiet=quiet)
     loaded = [t for spec in tools or [] for t in load_tool(spec)]
-    chosen = make_model(model, api_base, script, needed=not enqueue)
+    chosen = make_model(model, api_base, script, needed=not enqueue, thread=(store, thread))
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
 
     def go() -> None:
@@ -157,8 +137,9 @@ def resume(
                     f"({before.status}); leave out --answer (see `thinkgraph pending {thread}`)"
                 )
             if waits and answer is None and mode != "json" and is_interactive(no_input):
-                typer.echo(to_text(before.chain, tools=loaded))
-                result = resume_asking(agent, before)
+                if mode != "quiet":
+                    typer.echo(to_text(before.chain, tools=loaded))
+                events: Iterable[RunEvent] = [RunEnd(before)]  # asked at once, by `follow`
             elif "approval" in waits and answer is None:
                 fail(
                     f"thread {thread!r} waits for approval, which resume cannot give; use "
@@ -171,13 +152,10 @@ def resume(
                     "--answer abort or --answer 'guidance for the model'"
                 )
             else:
-                if mode != "json":
+                if mode in ("live", "plain"):
                     typer.echo(to_text(before.chain, tools=loaded))
                 events = agent.resume_events(thread, answer)
-                result = show(events, mode, tools=loaded, chain=before.chain)
-        if mode == "json":
-            raise typer.Exit(exit_code(result))
-        report(result, loaded)
-        exit_for(result, flags)
+            follow(agent, thread, events, flags, mode=mode, no_input=no_input, tools=loaded,
+                   chain=before.chain)  # fmt: skip
 
     guarded(go)

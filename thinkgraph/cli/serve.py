@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import secrets
+import socket
 from typing import Annotated
 
 import typer
@@ -94,6 +96,9 @@ def serve(
         fail(f"--allow-host {exc}")
     secret = None if no_token else token or secrets.token_urlsafe(32)
     chosen, _ = agent_from_options(agent_spec, store, tools, model, api_base, script, max_steps)
+    # Bound here, before "serving on" is printed: a port in use is one line, not a log.
+    listening = _listen(host, port)
+    port = listening.getsockname()[1]  # --port 0 asks for a free one
     shown = host if loopback else "127.0.0.1" if host in ("0.0.0.0", "::") else host
     shown = f"[{shown}]" if ":" in shown else shown
     url = f"http://{shown}:{port}/"
@@ -118,6 +123,24 @@ def serve(
             config = uvicorn.Config(app, host=host, port=port, log_level="info")
             redact_access_log()  # after uvicorn set its logging up
             typer.echo(f"serving on {url} (Ctrl+C stops)", err=True)
-            uvicorn.Server(config).run()
+            uvicorn.Server(config).run(sockets=[listening])
 
-    guarded(go)
+    with listening:
+        guarded(go)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    address = host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((address, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            fail(f"port {port} on {host} is in use; pick another with --port")
+        fail(
+            f"cannot listen on {host} port {port} ({exc.strerror or exc}); check --host and --port"
+        )
+    return sock

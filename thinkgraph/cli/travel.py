@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated, Any
 
 import typer
 
 from thinkgraph.cli._app import (
     ApiBaseOpt,
+    JsonOpt,
     ModelOpt,
+    NoInputOpt,
+    QuietOpt,
+    ScriptOpt,
     StoreOpt,
+    ToolsOpt,
     app,
     existing_store,
-    exit_for,
     fail,
     guarded,
     load_tool,
     make_model,
-    report,
 )
 from thinkgraph.cli._pending import AgentFlags
-from thinkgraph.cli.hitl import ScriptOpt, ToolsOpt
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -67,21 +70,30 @@ def fork(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
+    no_input: NoInputOpt = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Start a new thread from a checkpoint (optionally edited) and run it on."""
+    """Start a new thread from a checkpoint (optionally edited) and run it on.
+
+    The new run's chain is printed once it stops (the fork runs, then shows), as `run`
+    shows it.
+    """
     from thinkgraph.agent import Agent
-    from thinkgraph.views import to_text
+    from thinkgraph.cli._progress import choose_mode, finished, follow, interruptible
 
     edits = _step_edits(edit)
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
     loaded = [t for spec in tools or [] for t in load_tool(spec)]
-    chosen = make_model(model, api_base, script)
+    chosen = make_model(model, api_base, script, thread=(store, thread))
 
     def go() -> None:
+        forked = new_thread or uuid.uuid4().hex[:12]
         with Agent(chosen, loaded, store=existing_store(store)) as agent:
-            result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=new_thread)
-        typer.echo(to_text(result.chain, tools=loaded))
-        report(result, loaded)
-        exit_for(result, flags)
+            with interruptible(agent, forked, flags):
+                result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=forked)
+            mode = choose_mode(as_json=as_json, quiet=quiet)
+            follow(agent, forked, finished(result), flags, mode=mode, no_input=no_input,
+                   tools=loaded)  # fmt: skip
 
     guarded(go)

@@ -37,7 +37,8 @@ AgentSpecOpt = Annotated[
     typer.Option("--agent", help="An Agent (or a function making one) as module:attr; its store."),
 ]
 AgentToolsOpt = Annotated[
-    list[str] | None, typer.Option("--tools", help="Without --agent: module:attr tools.")
+    list[str] | None,
+    typer.Option("--tools", metavar="MODULE:ATTR", help="Without --agent: the tools."),
 ]
 AgentScriptOpt = Annotated[
     Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")

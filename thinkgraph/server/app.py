@@ -31,8 +31,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Iterable
+import re
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -77,10 +79,42 @@ def _error(message: str, status: int) -> JSONResponse:
 
 
 def _failure(exc: ThinkgraphError) -> JSONResponse:
+    message = _in_http_words(str(exc))
     for kind, status in _STATUS_OF_ERROR:
         if isinstance(exc, kind):
-            return _error(str(exc), status)
-    return _error(str(exc), 400)
+            return _error(message, status)
+    return _error(message, 400)
+
+
+def _resume_request(thread: str) -> str:
+    return f"POST /runs/{quote(thread, safe='')}/resume"
+
+
+_HTTP_WORDS: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+    (re.compile(r"\bresume\((['\"])(?P<thread>.*?)\1\)"), lambda m: _resume_request(m["thread"])),
+    (
+        re.compile(r"^thread (['\"])(?P<thread>.*?)\1 already holds a run$"),
+        lambda m: (
+            f"{m[0]}; continue it with {_resume_request(m['thread'])}, or start the "
+            "task with a new thread_id"
+        ),
+    ),
+    (
+        re.compile(r"(start this task|submit the task) on a new thread id"),
+        lambda m: "start the task with a new thread_id",
+    ),
+    (
+        re.compile(r"list runs with `thinkgraph runs` or check --store"),
+        lambda m: "list runs with GET /runs",
+    ),
+]
+"""Agent's errors name its Python calls and the CLI; over HTTP they name the requests."""
+
+
+def _in_http_words(message: str) -> str:
+    for pattern, words in _HTTP_WORDS:
+        message = pattern.sub(words, message)
+    return message
 
 
 async def _body(request: Request) -> dict[str, Any]:

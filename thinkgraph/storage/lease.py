@@ -46,7 +46,14 @@ from thinkgraph.errors import StorageError, ThreadBusyError
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["ThreadLeases", "athread_lease", "busy_message", "leases_for", "thread_lease"]
+__all__ = [
+    "ThreadLeases",
+    "athread_lease",
+    "busy_message",
+    "is_held",
+    "leases_for",
+    "thread_lease",
+]
 
 
 @runtime_checkable
@@ -269,6 +276,46 @@ def _postgres_connect(
 
         return connect
     return None
+
+
+def is_held(saver: BaseCheckpointSaver[Any], thread_id: str) -> bool:
+    """Whether some process advances `thread_id` now (holds its lease), for a listing.
+
+    SQLite: a non-blocking `flock` on the lease file (no file: never held), let go at
+    once; a taker that comes in that instant finds no note and looks again, as it does
+    for a holder that is just starting, so it is not refused. PostgreSQL: `pg_locks`,
+    read only. In this process (memory://): the held set. A store's own leases: taken
+    and given back.
+    """
+    leases = leases_for(saver)
+    if isinstance(leases, FileLeases):
+        import fcntl
+
+        name = hashlib.sha256(thread_id.encode()).hexdigest()[:32]
+        try:
+            fd = os.open(leases.folder / name, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # also lets go of the lock, if it was taken
+        return False
+    if isinstance(leases, AdvisoryLeases):
+        with leases.connect() as conn:
+            return (
+                conn.execute(_HOLDER_SQL, (f"thinkgraph:thread:{thread_id}",)).fetchone()
+                is not None
+            )
+    if isinstance(leases, LocalLeases):
+        return thread_id in leases._held
+    try:
+        with leases.lease_thread(thread_id):
+            return False
+    except ThreadBusyError:
+        return True
 
 
 # -- holding a lease ------------------------------------------------------------------------
