@@ -120,9 +120,11 @@ def iterate_sync(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
     ready.wait()
     assert handoff is not None
     queue = handoff
+    waiting: concurrent.futures.Future[tuple[str, Any]] | None = None
     try:
         while True:
-            kind, value = asyncio.run_coroutine_threadsafe(queue.get(), loop).result()
+            waiting = asyncio.run_coroutine_threadsafe(queue.get(), loop)
+            kind, value = waiting.result()
             if kind == "item":
                 yield value
             elif kind == "error":
@@ -130,6 +132,8 @@ def iterate_sync(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
             else:
                 return
     finally:
+        if waiting is not None and not waiting.done():
+            waiting.cancel()  # the reader left mid-wait (Ctrl-C): nothing waits for it
         if not finished.is_set():
             task.cancel()
             finished.wait(_CANCEL_WAIT_S)

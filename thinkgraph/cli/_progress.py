@@ -22,7 +22,6 @@ Ctrl-C stops the run at its last checkpoint and says how to continue it (`interr
 from __future__ import annotations
 
 import json
-import logging
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -250,9 +249,6 @@ def interruptible(agent: Any, thread: str, flags: Any) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        # The run was cancelled on purpose; asyncio's note at exit about the wait the
-        # interrupted reader left behind is noise here.
-        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         typer.echo(_interrupted(agent, thread, flags), err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
 

@@ -332,9 +332,11 @@ async def _stream(
                 yield _event("status", status)
                 last = status
             if doc["status"] in ("done", "failed"):
+                await runs.settled(thread)
                 yield _event("end", status)
                 return
             if doc["status"] == "paused" and not answering:
+                await runs.settled(thread)
                 return
             if await request.is_disconnected():
                 return

@@ -190,6 +190,18 @@ class ServerRuns:
 
     # -- reading and watching -------------------------------------------------------------
 
+    async def settled(self, thread: str) -> None:
+        """Wait until this server's run of `thread`, if any, let go of it.
+
+        A run's document says done (or paused) as soon as its last checkpoint is written,
+        a moment before its task has given the thread back; a stream says "end" only
+        after that, so a client may start or answer the thread at once.
+        """
+        running = self.tasks.get(thread)
+        if running is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(running)
+
     async def document(self, thread: str) -> dict[str, Any]:
         return await asyncio.to_thread(self._document, thread)
 
