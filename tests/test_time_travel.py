@@ -65,6 +65,16 @@ def test_fork_from_the_first_think_replays_from_there(agent: Agent, thread_id: s
     assert forked.thread_id != thread_id
 
 
+def test_fork_from_the_very_first_checkpoint_runs_the_task_again(
+    agent: Agent, thread_id: str
+) -> None:
+    agent.run("x", thread_id=thread_id)
+    first = agent.history(thread_id)[0]  # the run's input, before its first node
+    forked = agent.fork(thread_id, first.checkpoint_id)
+    assert (forked.status, forked.answer) == ("done", "Observation: ann@example.com")
+    assert forked.chain[0].type == "task" and forked.chain[0].text == "x"
+
+
 def test_fork_errors_name_the_problem(agent: Agent, thread_id: str) -> None:
     agent.run("x", thread_id=thread_id)
     at = agent.history(thread_id)[-1].checkpoint_id

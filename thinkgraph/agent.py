@@ -567,6 +567,14 @@ class Agent:
                 f"history({thread_id!r}) or `thinkgraph history {thread_id}`"
             )
         values = dict(snapshot.values)
+        if not isinstance(values.get("limits"), StepLimits):
+            # The run's first checkpoint holds only its task: the rest of a start comes
+            # from the run (its limits and breakpoints are fixed for its life).
+            stored = (await self._latest(thread_id)).values
+            start = self._start("")
+            start["limits"] = stored.get("limits") or self.limits
+            start["breakpoints"] = stored.get("breakpoints") or self.breakpoints
+            values = {**start, **values}
         chain = edited_chain(list(values["chain"]), edit or {})
         note = f"forked from {thread_id}@{checkpoint_id}"
         if edit:
