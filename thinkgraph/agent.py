@@ -568,13 +568,14 @@ class Agent:
             )
         values = dict(snapshot.values)
         if not isinstance(values.get("limits"), StepLimits):
-            # The run's first checkpoint holds only its task: the rest of a start comes
-            # from the run (its limits and breakpoints are fixed for its life).
-            stored = (await self._latest(thread_id)).values
-            start = self._start("")
-            start["limits"] = stored.get("limits") or self.limits
-            start["breakpoints"] = stored.get("breakpoints") or self.breakpoints
-            values = {**start, **values}
+            # The run's first checkpoint holds only its input, not yet applied: start
+            # again from the run's task, with its limits and breakpoints (fixed for its
+            # life), as the run itself started.
+            run = (await self.graph.aget_state(self._config(thread_id))).values
+            task = next((s for s in run.get("chain", ()) if isinstance(s, TaskStep)), None)
+            values = self._start(task.text if task is not None else "")
+            values["limits"] = run.get("limits") or self.limits
+            values["breakpoints"] = run.get("breakpoints") or self.breakpoints
         chain = edited_chain(list(values["chain"]), edit or {})
         note = f"forked from {thread_id}@{checkpoint_id}"
         if edit:
