@@ -162,6 +162,7 @@ class Agent:
         )
         self._owns_saver = False
         self._compiled: CompiledStateGraph[Any, Any, Any, Any] | None = None
+        self._description: dict[str, Any] | None = None
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -506,6 +507,16 @@ class Agent:
             return snapshot, (None, config, points)
         return snapshot, None
 
+    def _described(self) -> dict[str, Any] | None:
+        """A custom graph's diagram model as data, stored with each of its runs (once)."""
+        if self._builder is None:
+            return None  # the prebuilt graph: any Agent draws it
+        if self._description is None:
+            from thinkgraph.viz import graph_description, to_graph_model
+
+            self._description = graph_description(to_graph_model(self.graph))
+        return self._description
+
     def _checked_answer(self, waiting: Any, decisions: Any) -> Any:
         # The graph checks the answer again (whoever resumes it); checking here refuses a
         # bad one before any of the run is loaded, and before a worker is asked.
@@ -517,7 +528,7 @@ class Agent:
 
     def _start(self, task: str) -> dict[str, Any]:
         return {
-            "chain": [TaskStep(node="start", text=task)],
+            "chain": [TaskStep(node="start", text=task, graph=self._described())],
             "limits": self.limits,
             "breakpoints": self.breakpoints,
             "counters": Counters(),
@@ -719,18 +730,32 @@ class Agent:
             GraphvizNotFoundError: svg or png without Graphviz's `dot` installed.
             ThreadNotFoundError: no run is stored under `thread_id`.
         """
-        from thinkgraph.viz import approval_tools, overlay_from_result, render, to_graph_model
+        from thinkgraph.viz import (
+            approval_tools,
+            from_description,
+            overlay_from_result,
+            render,
+            to_graph_model,
+        )
 
         limits: Any = self.limits
         points: Any = self.breakpoints
         snapshot = self._snapshot(thread_id) if thread_id is not None else None
-        if snapshot is not None:  # the run's own limits and breakpoints, stored with it
+        ran: dict[str, Any] | None = None
+        if snapshot is not None:  # the run's own limits, breakpoints and graph, stored with it
             limits = snapshot.values.get("limits") or limits
             points = snapshot.values.get("breakpoints") or points
+            chain = snapshot.values.get("chain") or []
+            ran = chain[0].graph if chain and isinstance(chain[0], TaskStep) else None
         approvals = approval_tools(self.deps.tools, self.deps.approve)
-        model = to_graph_model(
-            self.graph, limits=limits, breakpoints=points, approval_tools=approvals
-        )
+        if ran is not None:  # a custom graph's run: that graph, whatever this agent's is
+            model = from_description(
+                ran, limits=limits, breakpoints=points, approval_tools=approvals
+            )
+        else:
+            model = to_graph_model(
+                self.graph, limits=limits, breakpoints=points, approval_tools=approvals
+            )
         overlay = None
         if snapshot is not None and thread_id is not None:
             result = self._result_of(thread_id, snapshot)  # the one read of the run

@@ -122,6 +122,9 @@ class TaskStep(BaseStep):
 
     type: Literal["task"] = "task"
     text: str
+    graph: dict[str, Any] | None = None
+    """The graph the run ran, when it is not the prebuilt one: its diagram model as
+    networkx node-link data, so `draw` and `show` draw that graph, not the default."""
 
 
 class LLMCallStep(BaseStep):

@@ -104,6 +104,29 @@ def test_a_custom_graph_runs_checkpoints_and_draws_through_the_agent(sqlite_url:
     assert "note" in [h.node for h in history]  # type: ignore[attr-defined]
 
 
+def test_a_custom_graphs_run_is_drawn_as_that_graph_by_any_agent_and_the_cli(
+    sqlite_url: str, tmp_path: Any
+) -> None:
+    from typer.testing import CliRunner
+
+    from thinkgraph.cli import app
+
+    with Agent(ScriptedModel(REPLIES), [add], store=sqlite_url, build_graph=with_note) as agent:
+        agent.run("2 + 40?", thread_id="c2")
+    # A plain agent (the prebuilt graph), as `thinkgraph draw` and `show -f html` make.
+    with Agent(ScriptedModel([]), store=sqlite_url) as plain:
+        diagram = plain.draw("mermaid", thread_id="c2")
+    assert 'note["note<br/>×1"]' in diagram and '__start__ -->|"×1"| note;' in diagram
+    assert "approve" not in diagram  # the custom graph has no approval gate
+    drawn = CliRunner().invoke(app, ["draw", "--thread", "c2", "--store", sqlite_url])
+    assert drawn.exit_code == 0 and '__start__ -->|"×1"| note;' in drawn.output
+    page = tmp_path / "run.html"
+    shown = CliRunner().invoke(app, ["show", "c2", "--store", sqlite_url, "-f", "html",
+                                     "-o", str(page)])  # fmt: skip
+    assert shown.exit_code == 0, shown.output
+    assert "note" in page.read_text()
+
+
 def test_the_model_sees_what_a_users_node_wrote() -> None:
     seen: list[str] = []
 

@@ -47,7 +47,8 @@ def _item(item: ViewItem) -> dict[str, Any]:
             "summary": item.summary,
             "ok": item.ok,
         }
-    return {**step.model_dump(mode="json"), "visibility": "full"}
+    # A task step's `graph` is the diagram's data, kept for drawing, not for reading.
+    return {**step.model_dump(mode="json", exclude={"graph"}), "visibility": "full"}
 
 
 def to_json_dict(

@@ -19,6 +19,8 @@ from thinkgraph.viz.mermaid import to_mermaid
 from thinkgraph.viz.model import (
     EDGE_LABELS,
     approval_tools,
+    from_description,
+    graph_description,
     guarded_router,
     is_guarded_router,
     to_graph_model,
@@ -35,6 +37,8 @@ __all__ = [
     "approval_tools",
     "build_overlay",
     "check_graph",
+    "from_description",
+    "graph_description",
     "guarded_router",
     "is_guarded_router",
     "overlay_from_result",

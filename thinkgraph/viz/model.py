@@ -34,6 +34,8 @@ __all__ = [
     "NODE_KINDS",
     "START",
     "approval_tools",
+    "from_description",
+    "graph_description",
     "guarded_router",
     "is_guarded_router",
     "layered_nodes",
@@ -348,3 +350,32 @@ def layered_nodes(model: nx.DiGraph) -> list[str]:
         depth[END] = max(depth.values()) + 1  # END reads best at the very bottom
     far = len(order) + 1
     return sorted(model.nodes, key=lambda n: (depth.get(n, far), order[n]))
+
+
+def graph_description(model: nx.DiGraph) -> dict[str, Any]:
+    """A diagram model as plain data (networkx node-link), to store with a run.
+
+    The run-time parts (guards, breakpoints, approval tools) are left out: they are
+    stored with the run themselves and applied again by `from_description`.
+    """
+    data: dict[str, Any] = nx.node_link_data(model, edges="edges")
+    data["graph"] = {"name": model.graph.get("name", "thinkgraph")}
+    return data
+
+
+def from_description(
+    data: dict[str, Any],
+    *,
+    limits: StepLimits | None = None,
+    breakpoints: Any = None,
+    approval_tools: Iterable[str] = (),
+) -> nx.DiGraph:
+    """The diagram model of a stored `graph_description`, with a run's own settings."""
+    model: nx.DiGraph = nx.node_link_graph(data, directed=True, edges="edges")
+    model.graph["guards"] = limits.model_dump() if limits is not None else None
+    model.graph["approval_tools"] = sorted(approval_tools)
+    before, after = _points(breakpoints, "before"), _points(breakpoints, "after")
+    for name, attrs in model.nodes(data=True):
+        attrs["breakpoint_before"] = bool(attrs.get("breakpoint_before")) or name in before
+        attrs["breakpoint_after"] = bool(attrs.get("breakpoint_after")) or name in after
+    return model
