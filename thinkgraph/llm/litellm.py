@@ -20,18 +20,22 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thinkgraph.errors import ModelConfigError
 from thinkgraph.llm.base import ChatModel, ModelReply, ModelRequest
 from thinkgraph.llm.errors import ModelCallError, to_model_call_error
 from thinkgraph.llm.retry import acall_with_fallbacks, call_with_fallbacks
 from thinkgraph.state import ToolCall
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 __all__ = ["LiteLLMModel", "ModelCallError", "as_chat_model"]
 
@@ -250,8 +254,9 @@ class LiteLLMModel:
         )
 
 
-def as_chat_model(model: str | ChatModel) -> ChatModel:
-    """The model to use for `model`: a litellm model string becomes a `LiteLLMModel`.
+def as_chat_model(model: str | ChatModel | BaseChatModel) -> ChatModel:
+    """The model to use for `model`: a litellm model string becomes a `LiteLLMModel`, a
+    LangChain chat model a `LangChainModel`; a `ChatModel` is used as it is.
 
     Example:
         >>> as_chat_model(ScriptedModel(["hi"])).name
@@ -261,9 +266,16 @@ def as_chat_model(model: str | ChatModel) -> ChatModel:
         return LiteLLMModel(model)
     if isinstance(model, ChatModel):
         return model
+    # A LangChain model's class is loaded, so its module is too; if it is not, `model` is
+    # not one, and LangChain is not imported just to tell.
+    chat_models = sys.modules.get("langchain_core.language_models")
+    if chat_models is not None and isinstance(model, chat_models.BaseChatModel):
+        from thinkgraph.llm.langchain import LangChainModel
+
+        return LangChainModel(model)
     raise TypeError(
-        f"expected a litellm model string like 'openai/gpt-4o-mini' or a ChatModel, "
-        f"got {type(model).__name__}"
+        f"expected a litellm model string like 'openai/gpt-4o-mini', a ChatModel or a "
+        f"LangChain chat model, got {type(model).__name__}"
     )
 
 
