@@ -6,7 +6,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -63,6 +63,9 @@ from thinkgraph.streaming import (
 from thinkgraph.tools import Tool, ToolRegistry
 from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits
 from thinkgraph.validators import structured_output
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 __all__ = ["Agent", "GraphBuilder", "RunResult"]
 
@@ -122,7 +125,7 @@ class Agent:
 
     def __init__(
         self,
-        model: str | ChatModel,
+        model: str | ChatModel | BaseChatModel,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         *,
         limits: StepLimits | None = None,
