@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from langchain_core.tools import BaseTool
 from langgraph.graph import StateGraph
 
 from thinkgraph.errors import ConfigError
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState
-from thinkgraph.tools import Tool, tool
+from thinkgraph.tools import Tool, from_langchain, tool
 from thinkgraph.types import Breakpoints, StepLimits
 from thinkgraph.viz.checks import check_graph
 
@@ -48,12 +49,16 @@ def as_breakpoints(
     return points
 
 
-def as_tool(item: Tool | Callable[..., Any]) -> Tool:
+def as_tool(item: Tool | BaseTool | Callable[..., Any]) -> Tool:
     if isinstance(item, Tool):
         return item
+    if isinstance(item, BaseTool):  # before `callable`: a LangChain tool is callable too
+        return from_langchain(item)
     if callable(item):
         return tool(item)
-    raise TypeError(f"tools must be Tool objects or typed functions, got {type(item).__name__}")
+    raise TypeError(
+        f"tools must be Tool objects, typed functions or LangChain tools, got {type(item).__name__}"
+    )
 
 
 def built_graph(

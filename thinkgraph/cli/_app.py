@@ -220,7 +220,8 @@ def existing_store(store: str) -> str:
 
 def load_tool(spec: str) -> list[Any]:
     """The tools one `--tools` names: 'calculator', or a module:attr that holds what
-    `Agent(tools=...)` takes (a Tool, a typed function, or a list or tuple of them).
+    `Agent(tools=...)` takes (a Tool, a typed function, a LangChain tool, or a list or
+    tuple of them).
 
     Every command loads its tools here, so each takes the same values and refuses the
     same ones, with one line that names the attribute and what is expected.
@@ -236,10 +237,17 @@ def load_tool(spec: str) -> list[Any]:
 
 
 def _as_tool(spec: str, item: Any, verb: str) -> Any:
-    from thinkgraph.tools import Tool, tool
+    from langchain_core.tools import BaseTool
+
+    from thinkgraph.tools import Tool, from_langchain, tool
 
     if isinstance(item, Tool):
         return item
+    if isinstance(item, BaseTool):  # before `callable`: a LangChain tool is callable too
+        try:
+            return from_langchain(item)
+        except ThinkgraphError as exc:
+            fail(f"--tools {spec!r}: cannot use LangChain tool {item.name!r} ({exc})")
     if not callable(item) or isinstance(item, type):
         kind = "class" if isinstance(item, type) else type(item).__name__
         what = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"

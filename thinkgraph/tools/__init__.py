@@ -5,6 +5,7 @@ from thinkgraph.tools import tool, ToolRegistry, execute_call
 
 from thinkgraph.tools.base import Tool, ToolContext, ToolKind
 from thinkgraph.tools.function import FunctionTool, tool
+from thinkgraph.tools.langchain import from_langchain
 from thinkgraph.tools.output import ToolOutput, ToolUsage
 from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.tools.runner import aexecute_call, execute_call
@@ -19,5 +20,6 @@ __all__ = [
     "ToolUsage",
     "aexecute_call",
     "execute_call",
+    "from_langchain",
     "tool",
 ]
