@@ -40,6 +40,7 @@ def test_public_names_are_exported() -> None:
             "ToolUsage",
             "aexecute_call",
             "execute_call",
+            "from_langchain",
             "tool",
         ]
     )
