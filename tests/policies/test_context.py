@@ -188,3 +188,84 @@ def test_a_large_output_is_shortened_in_the_prompt_and_kept_whole_in_the_chain()
     assert whole.output == "x" * 5000
     assert shown.truncated and len(shown.text) < 300 and "kept in the run's chain" in shown.text
     assert "x" * 300 not in prompts[1] and "x" * 100 in prompts[1]
+
+
+# -- by tokens ------------------------------------------------------------------------------
+
+
+def words(model: str, text: str) -> int:
+    """A stand-in tokenizer: one token per word (litellm's is tested below)."""
+    return len(text.split())
+
+
+def test_max_tokens_keeps_the_latest_rounds_that_fit_with_the_task() -> None:
+    chain = rounds(10)
+    everything = ContextPolicy(max_tokens=10_000, count_tokens=words).select(chain)
+    assert everything == chain
+    tight = ContextPolicy(max_tokens=60, count_tokens=words).select(chain)
+    assert tight[0] == chain[0]  # the task always stays
+    kept = [s.text for s in tight if isinstance(s, ThoughtStep)]
+    assert kept and kept == [f"round {i}" for i in range(10 - len(kept), 10)]
+    assert len(kept) < 10
+    shorter = ContextPolicy(max_tokens=30, count_tokens=words).select(chain)
+    assert len([s for s in shorter if isinstance(s, ThoughtStep)]) < len(kept)
+
+
+def test_entries_and_tokens_together_keep_within_both() -> None:
+    chain = rounds(10)
+    by_entries = ContextPolicy(max_entries=4).select(chain)
+    both = ContextPolicy(max_entries=4, max_tokens=10_000, count_tokens=words).select(chain)
+    assert both == by_entries
+    tight = ContextPolicy(max_entries=40, max_tokens=40, count_tokens=words).select(chain)
+    assert len(tight) < len(ContextPolicy(max_entries=40).select(chain))
+
+
+def test_the_latest_round_stays_even_when_it_alone_is_over_the_budget() -> None:
+    chain = rounds(3)
+    kept = ContextPolicy(max_tokens=1, count_tokens=words).select(chain)
+    assert [s.text for s in kept if isinstance(s, ThoughtStep)] == ["round 2"]
+
+
+def test_auto_takes_the_models_window_from_litellms_table() -> None:
+    from thinkgraph.errors import ModelConfigError
+    from thinkgraph.policies.context import context_window
+
+    assert context_window("gpt-4o-mini") == 128_000 * 3 // 4
+    chain = rounds(5)
+    assert ContextPolicy(max_tokens="auto").select(chain, "gpt-4o-mini") == chain
+    with pytest.raises(ModelConfigError, match="context window"):
+        ContextPolicy(max_tokens="auto").select(chain, "scripted")
+
+
+def test_litellms_counter_is_the_default_and_needs_no_network() -> None:
+    chain = rounds(30)
+    kept = ContextPolicy(max_tokens=200).select(chain, "gpt-4o-mini")
+    assert chain[0] in kept and 0 < len([s for s in kept if isinstance(s, ThoughtStep)]) < 30
+
+
+def test_a_policy_needs_a_limit() -> None:
+    with pytest.raises(ValueError, match="max_entries, max_tokens"):
+        ContextPolicy()
+    with pytest.raises(ValueError, match="max_tokens=0"):
+        ContextPolicy(max_tokens=0)
+
+
+def test_a_run_bounded_by_tokens_summarizes_when_over(sqlite_url: str) -> None:
+    thinks: list[str] = []
+
+    def model(messages: list[dict[str, Any]]) -> str:
+        if messages[0]["content"] == SUMMARY_INSTRUCTIONS:
+            return "the earlier steps added numbers"
+        thinks.append(react(messages))
+        i = len(thinks) - 1
+        if i < 6:
+            return f'Thought: step {i}\nAction: add\nAction Input: {{"a": {i}, "b": 1}}'
+        return "Thought: done\nFinal Answer: 6"
+
+    policy = ContextPolicy(max_tokens=60, mode="summarize", count_tokens=words)
+    with Agent(ScriptedModel(model), [add], store=sqlite_url, context=policy) as agent:
+        result = agent.run("add a lot", thread_id="tok")
+    assert (result.status, result.answer) == ("done", "6")
+    summaries = [s for s in result.chain if isinstance(s, LLMCallStep) and s.purpose == "summarize"]
+    assert summaries and summaries[0].text == "the earlier steps added numbers"
+    assert "the earlier steps added numbers" in thinks[-1]

@@ -254,6 +254,20 @@ class LiteLLMModel:
         )
 
 
+def count_tokens(model: str, text: str) -> int:
+    """Tokens of `text` for `model` by litellm's counter (its default tokenizer when it
+    does not know the model); local, no network."""
+    return int(_litellm().token_counter(model=model or "gpt-4o", text=text))
+
+
+def model_info(model: str) -> dict[str, Any]:
+    """What litellm's bundled model table says of `model` ({} when it does not know it)."""
+    try:
+        return dict(_litellm().get_model_info(model))
+    except Exception:
+        return {}
+
+
 def as_chat_model(model: str | ChatModel | BaseChatModel) -> ChatModel:
     """The model to use for `model`: a litellm model string becomes a `LiteLLMModel`, a
     LangChain chat model a `LangChainModel`; a `ChatModel` is used as it is.

@@ -55,7 +55,7 @@ async def _forced_answer(
     tools = list(deps.tools)
     chain = state["chain"]
     # Truncated, never summarized: the run is ending and needs no new summary.
-    shown = deps.context.select(chain) if deps.context is not None else chain
+    shown = deps.context.select(chain, deps.model.name) if deps.context is not None else chain
     request = ModelRequest(
         messages=deps.policy.to_messages(shown, tools, final=True),
         tools=None,
