@@ -309,4 +309,46 @@ def _startup(
         times = [s.seconds for s in samples if s.command == name and s.ok]
         if times:
             log(f"  start-up {name}: median {statistics.median(times):.2f} s of {len(times)}")
+    samples.extend(_listing(repeat, root, env, log))
+    return samples
+
+
+LISTED_RUNS = 1000
+"""Stored runs for the listing figures (issue 12: listed in under 0.5 s)."""
+
+
+def _listing(
+    repeat: int, root: Path, env: dict[str, str], log: Callable[[str], None]
+) -> list[StartupSample]:
+    """`Agent.runs()` over 1,000 stored runs in process, and `thinkgraph runs` fresh."""
+    db = root / "listing.db"
+    try:
+        made = subprocess.run(
+            [sys.executable, "-m", "bench.listing", str(db), str(LISTED_RUNS)],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        log("  listing: making the runs timed out")
+        return []
+    if made.returncode != 0:
+        log(f"  listing: failed: {_failure(made.stderr)}")
+        return []
+    figures = json.loads(made.stdout.strip().splitlines()[-1])
+    name = f"Agent.runs() over {LISTED_RUNS:,} stored runs (in process)"
+    samples = [StartupSample(name, t) for t in figures["list_s"]]
+    log(f"  {name}: median {statistics.median(figures['list_s']) * 1000:.0f} ms")
+    command = [*_thinkgraph_command(), "runs", "--store", f"sqlite:///{db}"]
+    name = f"thinkgraph runs over {LISTED_RUNS:,} stored runs (fresh process)"
+    for _ in range(repeat):
+        started = time.perf_counter()
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True,
+            timeout=STARTUP_TIMEOUT_S,
+        )  # fmt: skip
+        ok = done.returncode == 0
+        error = None if ok else _failure(done.stderr) or f"exit code {done.returncode}"
+        samples.append(StartupSample(name, time.perf_counter() - started, ok, error))
+    times = [s.seconds for s in samples if s.command == name and s.ok]
+    if times:
+        log(f"  {name}: median {statistics.median(times):.2f} s")
     return samples
