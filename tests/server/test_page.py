@@ -75,6 +75,28 @@ def test_the_diagram_route_draws_the_path_a_run_took(sender: Agent) -> None:
         assert wrong.status_code == 400 and "svg or mermaid" in wrong.json()["error"]
 
 
+def test_without_graphviz_the_diagram_is_the_mermaid_text(
+    sender: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from thinkgraph.viz import GraphvizNotFoundError
+
+    drawn = sender.draw
+
+    def no_graphviz(fmt: str, thread_id: str | None = None) -> str | bytes:
+        if fmt == "svg":
+            raise GraphvizNotFoundError("no dot here")
+        return drawn(fmt, thread_id)
+
+    monkeypatch.setattr(sender, "draw", no_graphviz)
+    with TestClient(build_app(sender, poll_s=0.05), base_url=BASE) as client:
+        client.post("/runs", json={"task": "send it", "thread_id": "m1"})
+        _wait_status(client.get, "m1", "paused")
+        fallback = client.get("/runs/m1/diagram")
+    assert fallback.status_code == 200
+    assert fallback.headers["content-type"].startswith("text/plain")
+    assert "paused: approval of send" in fallback.text
+
+
 def test_the_run_list_comes_in_pages_with_a_link_to_the_next(sender: Agent) -> None:
     with TestClient(build_app(sender, poll_s=0.05), base_url=BASE) as client:
         for i in range(5):
