@@ -6,6 +6,7 @@ what a person would see, for pages that fill themselves in (the live run page).
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import json
 import os
@@ -89,6 +90,25 @@ class Browser:
                 return shown
             time.sleep(0.1)
         raise AssertionError(f"{text!r} never appeared; the page shows:\n{shown}")
+
+    def wait_for(self, expression: str, timeout: float = 20.0) -> Any:
+        """The value of `expression` in the tab, once it is truthy."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            time.sleep(0.1)
+        shown = self.evaluate("document.body ? document.body.innerText : ''")
+        raise AssertionError(f"{expression} never held; the page shows:\n{shown}")
+
+    def screenshot(self, path: Path, width: int = 1280, height: int = 900) -> Path:
+        """The tab as a PNG at `path`, drawn in a window of `width` x `height`."""
+        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+        self._send("Emulation.setDeviceMetricsOverride", metrics)
+        shot = self._send("Page.captureScreenshot", {"format": "png"})
+        path.write_bytes(base64.b64decode(shot["data"]))
+        return path
 
     def close(self) -> None:
         self._process.kill()

@@ -1,9 +1,13 @@
 """The HTTP surface: start, watch, approve and resume runs; a page that shows a run live.
 
     GET  /                          a page: start a task, list runs, watch one, answer it
-    GET  /runs                      the runs in the store, newest first (RunSummary JSON)
+    GET  /runs                      the runs in the store, newest first (RunSummary JSON);
+                                    ?limit=N&offset=K for one page of them, with a
+                                    `Link: <...>; rel="next"` header when more follow
     POST /runs                      {"task": "...", "thread_id"?: "..."}: start a run
     GET  /runs/{thread}             the run as `thinkgraph show --format json` prints it
+    GET  /runs/{thread}/diagram     the graph with the path the run took: SVG (Graphviz),
+                                    or Mermaid text when Graphviz is not installed
     POST /runs/{thread}/resume      {"decisions"?: {call_id: {"action": ...}}, "answer"?: ...}
     GET  /runs/{thread}/events      server-sent events: `step` (each step as it is stored),
                                     `status` (when status or what it waits for changes),
@@ -28,6 +32,7 @@ are capped (`limits.StreamCap`, 429). A task over `max_task_bytes` is refused he
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -54,7 +59,7 @@ from thinkgraph.errors import (
 from thinkgraph.server.auth import TokenGate
 from thinkgraph.server.guards import HostGate, SameOriginGate, server_hosts
 from thinkgraph.server.limits import BodyLimit, StreamCap
-from thinkgraph.server.page import PAGE
+from thinkgraph.server.page import PAGE, PAGE_CSP
 from thinkgraph.server.runs import MAX_RUNS, ServerRuns, TooManyRunsError
 
 if TYPE_CHECKING:
@@ -131,6 +136,22 @@ class _BadRequest(Exception):
     pass
 
 
+def _count(request: Request, name: str, default: int, least: int, most: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = least - 1
+    if not least <= value <= most:
+        raise _BadRequest(f"{name} must be a whole number from {least} to {most}, not {raw!r}")
+    return value
+
+
+MAX_PAGE = 1000
+"""The most runs one page of GET /runs holds."""
+
 MAX_BODY_BYTES = 1 << 20
 """The default limit of a request body: 1 MiB."""
 MAX_TASK_BYTES = 64 << 10
@@ -185,13 +206,28 @@ def build_app(
     runs = ServerRuns(agent, jobs=jobs, poll_s=poll_s, max_runs=max_runs, document=document)
 
     async def page(request: Request) -> Response:
-        return HTMLResponse(PAGE)
+        return HTMLResponse(PAGE, headers={"Content-Security-Policy": PAGE_CSP})
 
     async def list_runs(request: Request) -> Response:
         from thinkgraph.views import run_summary_dict
 
-        found = await run_in_threadpool(agent.runs)
-        return JSONResponse([run_summary_dict(r, tools=list(agent.deps.tools)) for r in found])
+        paged = "limit" in request.query_params or "offset" in request.query_params
+        try:
+            limit = _count(request, "limit", MAX_PAGE, 1, MAX_PAGE)
+            offset = _count(request, "offset", 0, 0, 1 << 31)
+        except _BadRequest as exc:
+            return _error(str(exc), 400)
+        if not paged:
+            found = await run_in_threadpool(agent.runs)
+            return JSONResponse([run_summary_dict(r, tools=list(agent.deps.tools)) for r in found])
+        # One more than the page, to know whether a next page exists without counting all.
+        found = await run_in_threadpool(agent.runs, limit=offset + limit + 1)
+        shown = found[offset : offset + limit]
+        headers = {}
+        if len(found) > offset + limit:
+            headers["Link"] = f'</runs?limit={limit}&offset={offset + limit}>; rel="next"'
+        body = [run_summary_dict(r, tools=list(agent.deps.tools)) for r in shown]
+        return JSONResponse(body, headers=headers)
 
     async def start_run(request: Request) -> Response:
         import uuid
@@ -225,6 +261,25 @@ def build_app(
         except ThinkgraphError as exc:
             return _failure(exc)
         return JSONResponse(json.loads(json.dumps(doc, default=repr)))
+
+    async def diagram(request: Request) -> Response:
+        from thinkgraph.viz import GraphvizNotFoundError
+
+        thread = request.path_params["thread"]
+        fmt = request.query_params.get("format", "svg")
+        if fmt not in ("svg", "mermaid"):
+            return _error(f"format must be svg or mermaid, not {fmt!r}", 400)
+        headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+        try:
+            if fmt == "svg":
+                with contextlib.suppress(GraphvizNotFoundError):
+                    svg = await asyncio.to_thread(agent.draw, "svg", thread)
+                    return Response(svg, media_type="image/svg+xml", headers=headers)
+            mermaid = await asyncio.to_thread(agent.draw, "mermaid", thread)
+        except ThinkgraphError as exc:
+            return _failure(exc)
+        # Graphviz is not installed: the Mermaid text, which the page shows as it is.
+        return Response(mermaid, media_type="text/plain; charset=utf-8", headers=headers)
 
     async def resume_run(request: Request) -> Response:
         thread = request.path_params["thread"]
@@ -264,6 +319,7 @@ def build_app(
         Route("/runs", list_runs, methods=["GET"]),
         Route("/runs", start_run, methods=["POST"]),
         Route("/runs/{thread}", show_run, methods=["GET"]),
+        Route("/runs/{thread}/diagram", diagram, methods=["GET"]),
         Route("/runs/{thread}/resume", resume_run, methods=["POST"]),
         Route("/runs/{thread}/events", events, methods=["GET"]),
     ]
