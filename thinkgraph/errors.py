@@ -76,8 +76,12 @@ class NotPausedError(RunError):
     """A resume answer was given to a run that is not waiting for one."""
 
 
-class ResumeValueError(RunError):
-    """The resume answer does not fit what the paused run is waiting for."""
+class ResumeValueError(RunError, RuntimeError):
+    """The resume answer does not fit what the paused run is waiting for.
+
+    Also a `RuntimeError`, so LangGraph's server shows its message to the client that sent
+    it (a `ValueError` would be turned into a pydantic error by the resume check).
+    """
 
 
 class ThreadBusyError(RunError):

@@ -16,6 +16,13 @@ paused exactly as it was. The check lives in the graph itself (`approval_answer`
 `response_schema` of the approval interrupt), so it holds for every door: `Agent.resume`,
 the CLI, HTTP, a worker, or a raw `graph.invoke(Command(resume=...))` from any LangGraph
 client. The shorthand "approve" (or "yes") for `Approve()` is accepted by all of them.
+
+LangChain's HITL answer (what `HumanInTheLoopMiddleware` takes, and what Studio and Agent
+Chat UI send) is accepted by all of them too: ``{"decisions": [{"type": "approve"},
+{"type": "edit", "edited_action": {"name": ..., "args": {...}}}, {"type": "reject",
+"message": ...}]}``, one decision per waiting call in the order of the pause's
+``action_requests``. It becomes the decisions above and is checked the same way; an edit
+may change the arguments, never the tool.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from thinkgraph.errors import ResumeValueError
 from thinkgraph.tools.registry import ToolRegistry
 
 __all__ = [
+    "LANGCHAIN_DECISIONS",
     "ApprovalDecision",
     "Approve",
     "Edit",
@@ -109,6 +117,10 @@ _DECISION_SCHEMA = _inlined(_DECISION.json_schema())
 """One decision as JSON schema: what a generic client renders for each waiting call."""
 
 
+LANGCHAIN_DECISIONS = ["approve", "edit", "reject"]
+"""The decision types a LangChain HITL review config offers ("respond" is accepted too)."""
+
+
 class Pending(BaseModel):
     """One thing a paused run waits for."""
 
@@ -134,6 +146,54 @@ class Pending(BaseModel):
     """Anything else the pause carries (for ask_human: what was done and what failed)."""
 
 
+def _from_langchain(waiting: dict[str, Pending], answer: Any) -> Any:
+    """LangChain's ``{"decisions": [...]}`` as ``{call_id: decision}``; anything else as is."""
+    if not (isinstance(answer, Mapping) and set(answer) == {"decisions"}) or (
+        "decisions" in waiting
+    ):
+        return answer
+    listed = answer["decisions"]
+    if not isinstance(listed, list) or len(listed) != len(waiting):
+        count = len(listed) if isinstance(listed, list) else "no list of"
+        raise ResumeValueError(
+            f"a LangChain HITL answer needs one decision per action request, in their "
+            f"order: {len(waiting)} waiting, {count} decisions given"
+        )
+    return {
+        call_id: _langchain_decision(request, item)
+        for (call_id, request), item in zip(waiting.items(), listed, strict=True)
+    }
+
+
+def _langchain_decision(request: Pending, item: Any) -> Approve | Edit | Reject | Respond:
+    kind = item.get("type") if isinstance(item, Mapping) else None
+    message = item.get("message") if isinstance(item, Mapping) else None
+    if kind == "approve":
+        return Approve()
+    if kind == "reject":
+        return Reject(reason=message) if isinstance(message, str) and message else Reject()
+    if kind == "respond" and isinstance(message, str):
+        return Respond(text=message)
+    if kind == "edit" and isinstance(item, Mapping):
+        action = item.get("edited_action")
+        if not (isinstance(action, Mapping) and isinstance(action.get("args"), dict)):
+            raise ResumeValueError(
+                f"edit decision for call {request.call_id!r} needs "
+                '"edited_action": {"name": ..., "args": {...}}'
+            )
+        if action.get("name", request.tool) != request.tool:
+            raise ResumeValueError(
+                f"edit decision for call {request.call_id!r} renames {request.tool!r} to "
+                f"{action.get('name')!r}; an edit may change the arguments, not the tool"
+            )
+        return Edit(args=dict(action["args"]))
+    raise ResumeValueError(
+        f"decision for call {request.call_id!r} ({request.tool}) is not "
+        '{"type": "approve"}, {"type": "edit", "edited_action": {...}}, '
+        '{"type": "reject", "message": ...} or {"type": "respond", "message": ...}'
+    )
+
+
 def _as_decision(call_id: str, value: Any) -> Approve | Edit | Reject | Respond:
     if isinstance(value, Approve | Edit | Reject | Respond):
         return value
@@ -156,13 +216,16 @@ def check_approvals(
     Every refusal ends with what waits, so whoever answered (a person, a script, a generic
     LangGraph client) can correct the answer.
 
+    Decisions come as ``{call_id: decision}`` or in LangChain's HITL shape,
+    ``{"decisions": [...]}`` in the order of the requests.
+
     Raises:
         ResumeValueError: decisions is not a mapping, misses a call, names an unknown call,
             holds a malformed decision, or edits arguments that fail the tool's schema.
     """
     waiting = {r.call_id: r for r in requests if r.call_id is not None}
     try:
-        return _checked(waiting, decisions, tools)
+        return _checked(waiting, _from_langchain(waiting, decisions), tools)
     except ResumeValueError as exc:
         listed = ", ".join(f"{i} ({r.tool})" for i, r in sorted(waiting.items()))
         raise ResumeValueError(f"{exc}; the run is still paused; waiting: {listed}") from None

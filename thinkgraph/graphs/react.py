@@ -12,7 +12,7 @@ from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState
 from thinkgraph.viz.checks import check_graph
 
-__all__ = ["THINK_TARGETS", "build_react_graph", "route_approved", "route_think"]
+__all__ = ["THINK_TARGETS", "add_react_nodes", "build_react_graph", "route_approved", "route_think"]
 
 
 def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
@@ -30,6 +30,19 @@ def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, Age
         give a function that builds it to ``Agent(..., build_graph=...)``.
     """
     graph: StateGraph[AgentState, Any, AgentState, AgentState] = StateGraph(AgentState)
+    add_react_nodes(graph, deps)
+    graph.add_edge(START, routing.THINK)
+    # Cheap (a few dozen edges) and catches a broken edit of this function at build time.
+    check_graph(graph)
+    return graph
+
+
+def add_react_nodes(graph: StateGraph[AgentState, Any, Any, Any], deps: Deps) -> None:
+    """Add the ReAct nodes and every edge between them; the caller wires the entry to think.
+
+    `build_react_graph` enters from START; `thinkgraph.graphs.server` enters from a node
+    that turns the LangGraph server's ``{"task": ...}`` input into the start state.
+    """
     graph.add_node(routing.THINK, parts.think_node(deps))
     graph.add_node(routing.APPROVE, parts.approve_node(deps))
     graph.add_node(routing.OBSERVE, parts.observe_node(deps))
@@ -39,7 +52,6 @@ def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, Age
     graph.add_node(routing.ASK_HUMAN, parts.ask_human_node(deps))
     graph.add_node(routing.ACT, parts.act_node(deps))
 
-    graph.add_edge(START, routing.THINK)
     graph.add_conditional_edges(routing.THINK, parts.think_router(deps), THINK_TARGETS)
     graph.add_conditional_edges(routing.APPROVE, parts.approved_router(deps), parts.APPROVE_TARGETS)
     graph.add_edge(routing.ACT, routing.OBSERVE)
@@ -50,6 +62,3 @@ def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, Age
     graph.add_edge(routing.RESET, routing.THINK)
     graph.add_conditional_edges(routing.ASK_HUMAN, parts.human_router(deps), parts.HUMAN_TARGETS)
     graph.add_edge(routing.FINALIZE, END)
-    # Cheap (a few dozen edges) and catches a broken edit of this function at build time.
-    check_graph(graph)
-    return graph

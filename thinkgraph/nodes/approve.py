@@ -8,7 +8,15 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from thinkgraph.hitl import Approve, Edit, Pending, Reject, Respond, approval_answer
+from thinkgraph.hitl import (
+    LANGCHAIN_DECISIONS,
+    Approve,
+    Edit,
+    Pending,
+    Reject,
+    Respond,
+    approval_answer,
+)
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import (
     AgentState,
@@ -20,9 +28,10 @@ from thinkgraph.state import (
     ToolResultStep,
 )
 from thinkgraph.tools.base import Tool
+from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.tools.runner import validate_args
 
-__all__ = ["approve", "calls_needing_approval", "unapproved_calls"]
+__all__ = ["approve", "calls_needing_approval", "langchain_request", "unapproved_calls"]
 
 
 def calls_needing_approval(deps: Deps, calls: Sequence[ToolCall]) -> list[str]:
@@ -107,6 +116,33 @@ def approval_requests(state: AgentState, deps: Deps | None = None) -> list[Pendi
     ]
 
 
+def langchain_request(requests: Sequence[Pending], tools: ToolRegistry) -> dict[str, Any]:
+    """The same requests in LangChain's HITL shape (`HumanInTheLoopMiddleware`'s `HITLRequest`).
+
+    ``action_requests`` (name, args, description), one per waiting call in the order of
+    ``requests``, and ``review_configs`` (action_name, allowed_decisions, args_schema), one
+    per tool: what a generic LangGraph client such as Studio or Agent Chat UI renders. Its
+    answer, ``{"decisions": [...]}`` in the same order, is accepted by `check_approvals`.
+    """
+    actions: list[dict[str, Any]] = []
+    configs: dict[str, dict[str, Any]] = {}
+    for request in requests:
+        name = request.tool or ""
+        shown = request.args if request.args is not None else {}
+        described = json.dumps(shown if request.args is not None else request.raw_args)
+        description = f"Tool call pending approval: {name} with {described}"
+        if request.thought:
+            description += f"\nThought: {request.thought}"
+        actions.append({"name": name, "args": shown, "description": description})
+        if name not in configs:
+            tool = tools.get(name)
+            config: dict[str, Any] = {"action_name": name, "allowed_decisions": LANGCHAIN_DECISIONS}
+            if tool is not None:
+                config["args_schema"] = tool.args_model.model_json_schema()
+            configs[name] = config
+    return {"action_requests": actions, "review_configs": list(configs.values())}
+
+
 async def approve(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Pause once for every call that needs approval, then apply the decisions.
 
@@ -121,7 +157,11 @@ async def approve(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     decisions: dict[str, Approve | Edit | Reject | Respond] = {}
     if requests:
         decisions = interrupt(
-            {"kind": "approval", "requests": [r.model_dump() for r in requests]},
+            {
+                "kind": "approval",
+                "requests": [r.model_dump() for r in requests],
+                **langchain_request(requests, deps.tools),
+            },
             response_schema=approval_answer(requests, deps.tools),
         )
     steps: list[BaseStep] = []

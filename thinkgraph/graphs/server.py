@@ -1,0 +1,96 @@
+"""The graph for LangGraph's server and Studio: ``{"task": "..."}`` in, a thinkgraph run out.
+
+`langgraph dev` (and LangGraph Platform) compile a graph with their own checkpointer, so a
+`langgraph.json` names an *uncompiled* graph. `build_server_graph` is the ReAct graph with
+one node in front, `start`, that turns the server's JSON input into the start state: the
+task step, the limits and fresh counters. Everything after it is the same graph `Agent`
+runs, so approvals are checked the same way: the approval interrupt carries our requests
+and LangChain's HITL request shape, and a `Command(resume=...)` from `langgraph-sdk` is
+validated before LangGraph records it.
+
+Example (``agent.py`` next to a ``langgraph.json`` naming ``./agent.py:graph``):
+    >>> graph = build_server_graph(deps, limits=StepLimits(max_steps=8))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import START, StateGraph
+from pydantic import BaseModel, ConfigDict, Field
+
+from thinkgraph.graphs import routing
+from thinkgraph.graphs.react import add_react_nodes
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.state import AgentState, Counters, TaskStep
+from thinkgraph.types import Breakpoints, NextAction, StepLimits
+from thinkgraph.viz.checks import check_graph
+
+__all__ = ["START_NODE", "TaskInput", "build_server_graph", "start_state"]
+
+START_NODE = "start"
+"""The node that makes the start state from the server's input."""
+
+
+class TaskInput(BaseModel):
+    """The input of a run under LangGraph's server: what Studio's input form shows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(min_length=1)
+    """The task for the agent, as a person would type it."""
+
+
+def start_state(
+    task: str, limits: StepLimits, breakpoints: Breakpoints | None = None
+) -> dict[str, Any]:
+    """The channels a run starts with: the task step, its limits, zeroed counters.
+
+    The same start `Agent` gives a run (it passes this state as the graph's input).
+    """
+    return {
+        "chain": [TaskStep(node=START_NODE, text=task)],
+        "limits": limits,
+        "breakpoints": breakpoints or Breakpoints(),
+        "counters": Counters(),
+        "next_action": NextAction.CONTINUE,
+        "pending_calls": [],
+        "needs_approval": [],
+        "run_calls": [],
+        "candidate": None,
+        "answer": None,
+        "node": START_NODE,
+    }
+
+
+def build_server_graph(
+    deps: Deps, *, limits: StepLimits | None = None
+) -> StateGraph[AgentState, Any, TaskInput, AgentState]:
+    """The ReAct graph that takes ``{"task": str}`` as input, uncompiled for the server.
+
+    Name it in a `langgraph.json` (``"graphs": {"agent": "./agent.py:graph"}``); the
+    server compiles it with its own checkpointer. Compiled with ours it runs the same:
+    ``build_server_graph(deps).compile(checkpointer=...).ainvoke({"task": "..."}, config)``.
+
+    Args:
+        deps: the model, policy, tools and validators the nodes use.
+        limits: the guards of every run it starts (the defaults when None).
+
+    Raises:
+        pydantic.ValidationError: at run time, for an input without a non-empty ``task``
+            string or with other keys.
+    """
+    run_limits = limits or StepLimits()
+
+    async def start(state: TaskInput) -> dict[str, Any]:
+        return start_state(state.task, run_limits)
+
+    graph: StateGraph[AgentState, Any, TaskInput, AgentState] = StateGraph(
+        AgentState, input_schema=TaskInput
+    )
+    graph.add_node(START_NODE, start)
+    add_react_nodes(graph, deps)
+    graph.add_edge(START, START_NODE)
+    graph.add_edge(START_NODE, routing.THINK)
+    check_graph(graph, limits=run_limits)
+    return graph
