@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from langchain_core.callbacks import Callbacks
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.constants import INTERRUPT
@@ -15,6 +16,7 @@ from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
+from thinkgraph import tracing
 from thinkgraph._agent_parts import (
     REACT_NODES,
     GraphBuilder,
@@ -121,6 +123,13 @@ class Agent:
     Your own graph: pass ``build_graph=build`` where ``build(deps)`` returns an
     uncompiled `StateGraph` made with `thinkgraph.graphs.parts` (and nodes of yours). It is
     checked with `check_graph` here, and runs, pauses, streams and draws like ours.
+
+    Tracing (see `thinkgraph.tracing`): ``callbacks``, ``tags``, ``metadata`` and
+    ``run_name`` go into the config of every graph call this agent makes (run, resume, fork
+    and their streaming forms), so LangChain handlers (LangSmith, Langfuse) see the run,
+    its nodes, and each model and tool call as child runs. They are set per agent, not per
+    call; make an agent per request for per-request handlers. OpenTelemetry spans need no
+    argument: they go to the configured tracer provider.
     """
 
     def __init__(
@@ -138,6 +147,10 @@ class Agent:
         context: ContextPolicy | None = None,
         confidence_threshold: float | None = None,
         build_graph: GraphBuilder | None = None,
+        callbacks: Callbacks = None,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        run_name: str | None = None,
     ) -> None:
         from thinkgraph.policies import ReActText
 
@@ -166,6 +179,16 @@ class Agent:
         self._owns_saver = False
         self._compiled: CompiledStateGraph[Any, Any, Any, Any] | None = None
         self._description: dict[str, Any] | None = None
+        # LangChain tracing for every graph call of this agent (run, resume, fork, events).
+        self._traced: RunnableConfig = {}
+        if callbacks:
+            self._traced["callbacks"] = callbacks
+        if tags:
+            self._traced["tags"] = list(tags)
+        if metadata:
+            self._traced["metadata"] = dict(metadata)
+        if run_name:
+            self._traced["run_name"] = run_name
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -220,7 +243,7 @@ class Agent:
         # Each think step takes at most five super-steps before the next think (approve,
         # act, observe, validate, reset, ask_human); the router stops the run, not this.
         limit = 6 * (limits or self.limits).max_steps + 25
-        return {"configurable": {"thread_id": thread_id}, "recursion_limit": limit}
+        return {**self._traced, "configurable": {"thread_id": thread_id}, "recursion_limit": limit}
 
     async def _refuse_existing(self, thread_id: str, config: RunnableConfig) -> None:
         # Any checkpoint means the thread holds a run, even one killed before its first
@@ -295,8 +318,11 @@ class Agent:
         config = self._config(thread_id)
         async with athread_lease(self._opened(), thread_id):
             await self._refuse_existing(thread_id, config)
-            output = await self._invoke(self._start(task), config, self.breakpoints)
-            return await self._finish(thread_id, config, output)
+            with tracing.run_span(thread_id) as span:
+                output = await self._invoke(self._start(task), config, self.breakpoints)
+                result = await self._finish(thread_id, config, output)
+                tracing.end_run(span, result)
+            return result
 
     def run(self, task: str, thread_id: str | None = None) -> RunResult:
         """`arun` from sync code: run a task until it finishes or pauses.
@@ -389,8 +415,11 @@ class Agent:
             if todo is None:
                 return await self.aresult(thread_id)
             graph_input, config, points = todo
-            output = await self._invoke(graph_input, config, points)
-            return await self._finish(thread_id, config, output)
+            with tracing.run_span(thread_id, resumed=True) as span:
+                output = await self._invoke(graph_input, config, points)
+                result = await self._finish(thread_id, config, output)
+                tracing.end_run(span, result)
+            return result
 
     def resume(self, thread_id: str, decisions: Any = None) -> RunResult:
         """`aresume` from sync code; see it for the arguments and errors."""

@@ -45,6 +45,7 @@ from typing import Any, Final, TypeAlias
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.types import Send
 
+from thinkgraph import tracing
 from thinkgraph._langgraph import dual_node
 from thinkgraph.graphs import routing
 from thinkgraph.graphs.routing import THINK_TARGETS
@@ -138,7 +139,8 @@ def node(
     is_async = inspect.iscoroutinefunction(fn)
 
     async def run(state: AgentState) -> dict[str, Any]:
-        out = await call(state) if is_async else await asyncio.to_thread(call, state)
+        with tracing.span(f"thinkgraph.node {name}", {"thinkgraph.node": name}):
+            out = await call(state) if is_async else await asyncio.to_thread(call, state)
         update = dict(out or {})
         steps = update.get("chain", ())
         stamp_steps(steps, name)
@@ -199,7 +201,8 @@ def act_node(deps: Deps) -> Node:
     """
 
     async def run(task: ActTask, config: RunnableConfig) -> dict[str, Any]:
-        update = await _act(task, config, deps=deps)
+        with tracing.span(f"thinkgraph.node {routing.ACT}", {"thinkgraph.node": routing.ACT}):
+            update = await _act(task, config, deps=deps)
         if "number" in task:
             number_steps(update.get("chain", ()), task["number"])
         return {**update, "node": routing.ACT}

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from thinkgraph import tracing
 from thinkgraph.llm.base import (
     AsyncChatModel,
     ChatModel,
@@ -58,7 +59,8 @@ async def call_model(
     """Ask `model` once and record the call; never raises for the provider's failure.
 
     An `AsyncChatModel` is awaited; a model with only `complete` runs in a worker thread,
-    so the event loop never waits on it.
+    so the event loop never waits on it. The call is traced here (see `thinkgraph.tracing`):
+    a "chat" span with the GenAI attributes, and a chat-model run for LangChain callbacks.
 
     Args:
         model: the model to ask.
@@ -66,16 +68,28 @@ async def call_model(
         node: the node making the call (the purpose's name when left out).
         fields: other `LLMCallStep` fields for a successful call (e.g. a cleaned `text`).
     """
-    started = time.perf_counter()
-    try:
-        reply = await acomplete(model, request)
-    except Exception as exc:  # the provider's failure is the run's data, not our crash
+    callbacks = tracing.callback_manager()
+    run = (
+        None if callbacks is None else await tracing.start_model_run(callbacks, model.name, request)
+    )
+    attributes = tracing.model_attributes(model.name, request)
+    with tracing.span(f"chat {model.name}", attributes, client=True) as span:
+        started = time.perf_counter()
+        try:
+            reply = await acomplete(model, request)
+        except Exception as exc:  # the provider's failure is the run's data, not our crash
+            elapsed = time.perf_counter() - started
+            tracing.set_error(span, exc)
+            if run is not None:
+                await run.on_llm_error(exc)
+            step = failed_call_step(
+                model.name, exc, purpose=request.purpose, node=node, latency_s=elapsed
+            )
+            return ModelCall(step, None, exc, elapsed)
         elapsed = time.perf_counter() - started
-        step = failed_call_step(
-            model.name, exc, purpose=request.purpose, node=node, latency_s=elapsed
-        )
-        return ModelCall(step, None, exc, elapsed)
-    elapsed = time.perf_counter() - started
+        tracing.set_attributes(span, tracing.reply_attributes(reply))
+        if run is not None:
+            await run.on_llm_end(tracing.llm_result(reply))
     step = call_step(reply, purpose=request.purpose, node=node, **fields)
     return ModelCall(step, reply, None, elapsed)
 

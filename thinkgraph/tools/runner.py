@@ -37,6 +37,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from thinkgraph import tracing
 from thinkgraph.state import ToolCall, ToolResultStep
 from thinkgraph.tools._threads import submit_to_worker
 from thinkgraph.tools.base import Tool, ToolContext
@@ -108,8 +109,36 @@ async def aexecute_call(
     """Run one tool call from async code; the same contract as `execute_call`.
 
     Async tools run on the caller's loop and are cancelled at their deadline; sync tools
-    run in a worker thread so they never block the loop.
+    run in a worker thread so they never block the loop. The call is traced here (see
+    `thinkgraph.tracing`): an "execute_tool" span and a tool run for LangChain callbacks.
     """
+    callbacks = tracing.callback_manager()
+    run = None
+    if callbacks is not None:
+        tool = registry.get(call.name)
+        description = "" if tool is None else tool.description
+        run = await tracing.start_tool_run(callbacks, call, description)
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.id,
+    }
+    with tracing.span(f"execute_tool {call.name}", attributes) as span:
+        result = await _aexecute(registry, call, ctx, time_left_s)
+        if span is not None:
+            outcome = tracing.tool_outcome(result)
+            span.set_attribute("thinkgraph.tool.outcome", outcome)
+            span.set_attribute("thinkgraph.tool.attempts", result.attempts)
+            if outcome != "ok":
+                tracing.set_error(span, result.error or outcome)
+    if run is not None:
+        await tracing.end_tool_run(run, result)
+    return result
+
+
+async def _aexecute(
+    registry: ToolRegistry, call: ToolCall, ctx: ToolContext, time_left_s: float | None
+) -> ToolResultStep:
     started = time.perf_counter()
     prepared = _prepare(registry, call, ctx, started)
     if isinstance(prepared, ToolResultStep):
