@@ -41,6 +41,7 @@ def test_public_names_are_exported() -> None:
             "aexecute_call",
             "execute_call",
             "from_langchain",
+            "mcp_tools",
             "tool",
         ]
     )

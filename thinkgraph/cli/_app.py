@@ -21,6 +21,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from typer import _click as click
+from typer._click.globals import get_current_context
 from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from thinkgraph.errors import ThinkgraphError
@@ -35,6 +36,7 @@ __all__ = [
     "Command",
     "EnqueueOpt",
     "JsonOpt",
+    "McpOpt",
     "ModelOpt",
     "NoInputOpt",
     "QueueOpt",
@@ -49,6 +51,7 @@ __all__ = [
     "fail",
     "guarded",
     "import_spec",
+    "load_mcp",
     "load_tool",
     "make_model",
     "print_steps",
@@ -162,6 +165,15 @@ ToolsOpt = Annotated[
         "(or 'calculator'); repeatable.",
     ),
 ]
+McpOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mcp",
+        metavar="COMMAND|URL",
+        help="The tools of an MCP server: a command line that starts it over stdio "
+        "('python my_server.py') or its streamable HTTP URL; repeatable.",
+    ),
+]
 ScriptOpt = Annotated[
     Path | None,
     typer.Option("--script", help="Use a ScriptedModel with the replies in this JSON list."),
@@ -234,6 +246,27 @@ def load_tool(spec: str) -> list[Any]:
     if isinstance(value, list | tuple):
         return [_as_tool(spec, item, "holds") for item in value]
     return [_as_tool(spec, value, "is")]
+
+
+def load_mcp(specs: list[str] | None) -> list[Any]:
+    """The tools of the MCP servers `--mcp` names, started now and kept until the command
+    ends; a server that does not start is one line (exit 2)."""
+    if not specs:
+        return []
+    from thinkgraph.tools.mcp import MCPServerError, MCPTools
+
+    for spec in specs:
+        if not spec.strip():
+            fail(f"--mcp {spec!r}: give a command line ('python my_server.py') or an http URL")
+    servers = MCPTools(specs)
+    try:
+        tools = servers.open()
+    except (MCPServerError, ThinkgraphError) as exc:
+        fail(f"--mcp: {exc}")
+    ctx = get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(servers.close)
+    return tools
 
 
 def _as_tool(spec: str, item: Any, verb: str) -> Any:

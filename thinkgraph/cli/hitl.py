@@ -31,6 +31,7 @@ from thinkgraph.cli._app import (
     ApiBaseOpt,
     EnqueueOpt,
     JsonOpt,
+    McpOpt,
     ModelOpt,
     NoInputOpt,
     QueueOpt,
@@ -42,6 +43,7 @@ from thinkgraph.cli._app import (
     existing_store,
     fail,
     guarded,
+    load_mcp,
     load_tool,
     make_model,
 )
@@ -88,6 +90,7 @@ def _answer_calls(
     script: Path | None,
     queue: str | None,
     shown: tuple[Mode, bool],
+    mcp: list[str] | None = None,
 ) -> None:
     """Check the decisions against what the run waits for, then resume it with them.
 
@@ -101,7 +104,7 @@ def _answer_calls(
     from thinkgraph.cli._progress import follow
     from thinkgraph.cli.worker import enqueue_resume
 
-    loaded = [t for spec in flags.tools for t in load_tool(spec)]
+    loaded = [t for spec in flags.tools for t in load_tool(spec)] + load_mcp(mcp)
     chosen = make_model(
         flags.model, flags.api_base, script, needed=queue is None, thread=(flags.store, thread)
     )
@@ -178,6 +181,7 @@ def approve(
     ] = None,
     store: StoreOpt = "",
     tools: ToolsOpt = None,
+    mcp: McpOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
@@ -199,7 +203,7 @@ def approve(
 
     flags = _flags(store, tools, model, api_base, script)
     shown = (choose_mode(as_json=as_json, quiet=quiet), no_input)
-    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown)
+    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown, mcp)
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -212,6 +216,7 @@ def reject(
     ] = None,
     store: StoreOpt = "",
     tools: ToolsOpt = None,
+    mcp: McpOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
@@ -230,7 +235,7 @@ def reject(
 
     flags = _flags(store, tools, model, api_base, script)
     shown = (choose_mode(as_json=as_json, quiet=quiet), no_input)
-    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown)
+    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown, mcp)
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -240,6 +245,7 @@ def respond(
     text: Annotated[str, typer.Argument(help="The observation the model sees instead.")],
     store: StoreOpt = "",
     tools: ToolsOpt = None,
+    mcp: McpOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
@@ -257,6 +263,7 @@ def respond(
         script,
         _queue(enqueue, queue),
         (choose_mode(as_json=as_json, quiet=quiet), no_input),
+        mcp,
     )
 
 
@@ -287,6 +294,7 @@ def decide(
     ] = None,
     store: StoreOpt = "",
     tools: ToolsOpt = None,
+    mcp: McpOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
@@ -319,6 +327,7 @@ def decide(
         script,
         _queue(enqueue, queue),
         (choose_mode(as_json=as_json, quiet=quiet), no_input),
+        mcp,
     )
 
 
@@ -335,6 +344,7 @@ def pending(
             "secret; without them every argument is masked.",
         ),
     ] = None,
+    mcp: McpOpt = None,
 ) -> None:
     """Say what a paused run waits for and print the commands that continue it."""
     from thinkgraph.agent import Agent
@@ -343,7 +353,7 @@ def pending(
 
     url = existing_store(store)
     flags = AgentFlags(store, tools or ())
-    loaded = flags.loaded_tools()
+    loaded = flags.loaded_tools() + load_mcp(mcp)
 
     def go() -> None:
         with Agent(ScriptedModel([]), store=url) as agent:

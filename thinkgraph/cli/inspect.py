@@ -10,11 +10,13 @@ from typing import Annotated, Any
 import typer
 
 from thinkgraph.cli._app import (
+    McpOpt,
     StoreOpt,
     app,
     existing_store,
     fail,
     guarded,
+    load_mcp,
     load_tool,
     report,
 )
@@ -143,6 +145,7 @@ def show(
             help="The run's tools (module:attr), for their visibility and sensitive fields.",
         ),
     ] = None,
+    mcp: McpOpt = None,
 ) -> None:
     """Print a run's chain as text, Markdown, JSON or one self-contained HTML page.
 
@@ -158,7 +161,7 @@ def show(
         fail(f"--format {fmt!r} is not supported; use one of {', '.join(SHOW_FORMATS)}")
     if audience not in AUDIENCES:
         fail(f"--audience {audience!r} is unknown; use one of {', '.join(AUDIENCES)}")
-    known = [t for spec in tools or [] for t in load_tool(spec)]
+    known = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
 
     url = existing_store(store)
 

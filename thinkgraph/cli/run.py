@@ -13,6 +13,7 @@ from thinkgraph.cli._app import (
     ApiBaseOpt,
     EnqueueOpt,
     JsonOpt,
+    McpOpt,
     ModelOpt,
     NoInputOpt,
     QueueOpt,
@@ -25,6 +26,7 @@ from thinkgraph.cli._app import (
     existing_store,
     fail,
     guarded,
+    load_mcp,
     load_tool,
     make_model,
 )
@@ -46,6 +48,7 @@ def run(
     max_steps: Annotated[int, typer.Option(min=1, help="At most this many think steps.")] = 12,
     min_steps: Annotated[int, typer.Option(min=1, help="No final answer before this.")] = 1,
     tools: ToolsOpt = None,
+    mcp: McpOpt = None,
     on_failure: Annotated[
         str,
         typer.Option(help="After repeated failures: 'abort' the run or 'ask' a person."),
@@ -67,7 +70,7 @@ def run(
         fail(f"--min-steps {min_steps} is above --max-steps {max_steps}; lower or raise one")
     if on_failure not in ("abort", "ask"):
         fail(f"--on-failure {on_failure!r}: use 'abort' or 'ask'")
-    loaded = [t for spec in tools or [] for t in load_tool(spec)]
+    loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
     chosen = make_model(model, api_base, script)
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
 
@@ -94,6 +97,7 @@ def resume(
     script: ScriptOpt = None,
     store: StoreOpt = "",
     tools: ToolsOpt = None,
+    mcp: McpOpt = None,
     answer: Annotated[
         str | None,
         typer.Option(help="The answer to an ask_human pause: retry, abort or guidance text."),
@@ -116,7 +120,7 @@ def resume(
     from thinkgraph.views import to_text
 
     mode = choose_mode(as_json=as_json, quiet=quiet)
-    loaded = [t for spec in tools or [] for t in load_tool(spec)]
+    loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
     chosen = make_model(model, api_base, script, needed=not enqueue, thread=(store, thread))
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from thinkgraph.cli._app import ApiBaseOpt, ModelOpt, StoreOpt, app, fail, guarded
+from thinkgraph.cli._app import ApiBaseOpt, McpOpt, ModelOpt, StoreOpt, app, fail, guarded
 from thinkgraph.cli.worker import (
     AgentScriptOpt,
     AgentSpecOpt,
@@ -30,6 +30,7 @@ def serve(
     ] = None,
     agent_spec: AgentSpecOpt = None,
     tools: AgentToolsOpt = None,
+    mcp: McpOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: AgentScriptOpt = None,
@@ -95,7 +96,9 @@ def serve(
     except ValueError as exc:
         fail(f"--allow-host {exc}")
     secret = None if no_token else token or secrets.token_urlsafe(32)
-    chosen, _ = agent_from_options(agent_spec, store, tools, model, api_base, script, max_steps)
+    chosen, _ = agent_from_options(
+        agent_spec, store, tools, model, api_base, script, max_steps, mcp
+    )
     # Bound here, before "serving on" is printed: a port in use is one line, not a log.
     listening = _listen(host, port)
     port = listening.getsockname()[1]  # --port 0 asks for a free one

@@ -10,6 +10,7 @@ import typer
 from thinkgraph.cli._app import (
     ApiBaseOpt,
     JsonOpt,
+    McpOpt,
     ModelOpt,
     NoInputOpt,
     QuietOpt,
@@ -20,6 +21,7 @@ from thinkgraph.cli._app import (
     existing_store,
     fail,
     guarded,
+    load_mcp,
     load_tool,
     make_model,
 )
@@ -67,6 +69,7 @@ def fork(
     new_thread: Annotated[str | None, typer.Option("--thread", help="The new thread id.")] = None,
     store: StoreOpt = "",
     tools: ToolsOpt = None,
+    mcp: McpOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
@@ -84,7 +87,7 @@ def fork(
 
     edits = _step_edits(edit)
     flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
-    loaded = [t for spec in tools or [] for t in load_tool(spec)]
+    loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
     chosen = make_model(model, api_base, script, thread=(store, thread))
 
     def go() -> None:

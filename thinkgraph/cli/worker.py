@@ -16,6 +16,7 @@ import typer
 
 from thinkgraph.cli._app import (
     ApiBaseOpt,
+    McpOpt,
     ModelOpt,
     QueueOpt,
     StoreOpt,
@@ -24,6 +25,7 @@ from thinkgraph.cli._app import (
     fail,
     guarded,
     import_spec,
+    load_mcp,
     load_tool,
     make_model,
 )
@@ -69,6 +71,7 @@ def agent_from_options(
     api_base: str | None,
     script: Path | None,
     max_steps: int,
+    mcp: list[str] | None = None,
 ) -> tuple[Any, str]:
     """The agent a command's options name, and its store URL.
 
@@ -78,13 +81,15 @@ def agent_from_options(
     """
     from thinkgraph.agent import Agent
 
-    if agent_spec is not None and (tools or model or script):
-        fail("--agent brings its own tools and model; leave out --tools, --model and --script")
+    if agent_spec is not None and (tools or mcp or model or script):
+        fail(
+            "--agent brings its own tools and model; leave out --tools, --mcp, --model and --script"
+        )
     if agent_spec is not None:
         chosen = load_agent(agent_spec)
         return chosen, store or chosen.store_url or ""
     url = store or default_store()
-    loaded = [t for spec in tools or [] for t in load_tool(spec)]
+    loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
     limits = StepLimits(max_steps=max_steps)
     made = Agent(make_model(model, api_base, script), loaded, limits=limits, store=url)
     return made, url
@@ -107,6 +112,7 @@ def worker(
     queue: QueueOpt = "thinkgraph",
     agent_spec: AgentSpecOpt = None,
     tools: AgentToolsOpt = None,
+    mcp: McpOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: AgentScriptOpt = None,
@@ -144,7 +150,9 @@ def worker(
 
     if agent_spec is None:
         _postgres(store)
-    chosen, url = agent_from_options(agent_spec, store, tools, model, api_base, script, max_steps)
+    chosen, url = agent_from_options(
+        agent_spec, store, tools, model, api_base, script, max_steps, mcp
+    )
     _postgres(url)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     typer.echo(

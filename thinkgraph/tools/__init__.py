@@ -6,6 +6,7 @@ from thinkgraph.tools import tool, ToolRegistry, execute_call
 from thinkgraph.tools.base import Tool, ToolContext, ToolKind
 from thinkgraph.tools.function import FunctionTool, tool
 from thinkgraph.tools.langchain import from_langchain
+from thinkgraph.tools.mcp import mcp_tools
 from thinkgraph.tools.output import ToolOutput, ToolUsage
 from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.tools.runner import aexecute_call, execute_call
@@ -21,5 +22,6 @@ __all__ = [
     "aexecute_call",
     "execute_call",
     "from_langchain",
+    "mcp_tools",
     "tool",
 ]
