@@ -100,3 +100,13 @@ def test_every_command_that_takes_tools_takes_mcp(command: str) -> None:
     result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     assert "--tools" in result.output and "--mcp" in result.output
+
+
+def test_the_commands_that_continue_a_run_repeat_its_mcp_servers() -> None:
+    from thinkgraph.cli._pending import AgentFlags
+
+    flags = AgentFlags("sqlite:///runs.db", ("tools:T",), script="r.json", mcp=("python s.py",))
+    assert (
+        str(flags)
+        == " --store sqlite:///runs.db --tools tools:T --mcp 'python s.py' --script r.json"
+    )

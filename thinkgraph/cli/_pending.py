@@ -58,6 +58,8 @@ class AgentFlags:
     model: str | None = None
     api_base: str | None = None
     script: str | None = None
+    mcp: Sequence[str] = ()
+    """The `--mcp` servers (their tools are the run's too)."""
 
     def __str__(self) -> str:
         parts: list[str] = []
@@ -65,6 +67,8 @@ class AgentFlags:
             parts += ["--store", _without_password(self.store)]
         for spec in self.tools:
             parts += ["--tools", spec]
+        for server in self.mcp:
+            parts += ["--mcp", server]
         if self.script:
             parts += ["--script", self.script]
         elif self.model:

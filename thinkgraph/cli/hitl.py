@@ -167,8 +167,10 @@ def _flags(
     model: str | None,
     api_base: str | None,
     script: Path | None,
+    mcp: list[str] | None = None,
 ) -> AgentFlags:
-    return AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
+    script_path = str(script) if script else None
+    return AgentFlags(store, tools or (), model, api_base, script_path, tuple(mcp or ()))
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -201,7 +203,7 @@ def approve(
             return {call_ids[0]: Edit(args=new_args)} if call_ids else {}
         return {c: Approve() for c in call_ids or waiting}
 
-    flags = _flags(store, tools, model, api_base, script)
+    flags = _flags(store, tools, model, api_base, script, mcp)
     shown = (choose_mode(as_json=as_json, quiet=quiet), no_input)
     _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown, mcp)
 
@@ -233,7 +235,7 @@ def reject(
     def decide(waiting: list[str]) -> dict[str, Decision]:
         return {c: Reject(reason=reason or "") for c in call_ids or waiting}
 
-    flags = _flags(store, tools, model, api_base, script)
+    flags = _flags(store, tools, model, api_base, script, mcp)
     shown = (choose_mode(as_json=as_json, quiet=quiet), no_input)
     _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown, mcp)
 
@@ -259,7 +261,7 @@ def respond(
     _answer_calls(
         thread,
         lambda _: {call_id: Respond(text=text)},
-        _flags(store, tools, model, api_base, script),
+        _flags(store, tools, model, api_base, script, mcp),
         script,
         _queue(enqueue, queue),
         (choose_mode(as_json=as_json, quiet=quiet), no_input),
@@ -323,7 +325,7 @@ def decide(
     _answer_calls(
         thread,
         lambda _: dict(answers),
-        _flags(store, tools, model, api_base, script),
+        _flags(store, tools, model, api_base, script, mcp),
         script,
         _queue(enqueue, queue),
         (choose_mode(as_json=as_json, quiet=quiet), no_input),
@@ -352,7 +354,7 @@ def pending(
     from thinkgraph.llm import ScriptedModel
 
     url = existing_store(store)
-    flags = AgentFlags(store, tools or ())
+    flags = AgentFlags(store, tools or (), mcp=tuple(mcp or ()))
     loaded = flags.loaded_tools() + load_mcp(mcp)
 
     def go() -> None:

@@ -72,7 +72,9 @@ def run(
         fail(f"--on-failure {on_failure!r}: use 'abort' or 'ask'")
     loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
     chosen = make_model(model, api_base, script)
-    flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
+    flags = AgentFlags(
+        store, tools or (), model, api_base, str(script) if script else None, tuple(mcp or ())
+    )
 
     def go() -> None:
         limits = StepLimits(
@@ -122,7 +124,9 @@ def resume(
     mode = choose_mode(as_json=as_json, quiet=quiet)
     loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
     chosen = make_model(model, api_base, script, needed=not enqueue, thread=(store, thread))
-    flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
+    flags = AgentFlags(
+        store, tools or (), model, api_base, str(script) if script else None, tuple(mcp or ())
+    )
 
     def go() -> None:
         from thinkgraph.cli.worker import enqueue_resume

@@ -86,7 +86,9 @@ def fork(
     from thinkgraph.cli._progress import choose_mode, finished, follow, interruptible
 
     edits = _step_edits(edit)
-    flags = AgentFlags(store, tools or (), model, api_base, str(script) if script else None)
+    flags = AgentFlags(
+        store, tools or (), model, api_base, str(script) if script else None, tuple(mcp or ())
+    )
     loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
     chosen = make_model(model, api_base, script, thread=(store, thread))
 
