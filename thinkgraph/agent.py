@@ -47,7 +47,7 @@ from thinkgraph.snapshots import (
     pending_of,
     status_of,
 )
-from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep
+from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep, start_state
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer, open_checkpointer
 from thinkgraph.storage.checkpointers import steps_left_packed
 from thinkgraph.storage.extras import KeepsPausedRuns
@@ -63,7 +63,7 @@ from thinkgraph.streaming import (
     steps_of,
 )
 from thinkgraph.tools import Tool, ToolRegistry
-from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits
+from thinkgraph.types import Breakpoints, RunStatus, StepLimits
 from thinkgraph.validators import structured_output
 
 if TYPE_CHECKING:
@@ -559,19 +559,7 @@ class Agent:
         return decisions
 
     def _start(self, task: str) -> dict[str, Any]:
-        return {
-            "chain": [TaskStep(node="start", text=task, graph=self._described())],
-            "limits": self.limits,
-            "breakpoints": self.breakpoints,
-            "counters": Counters(),
-            "next_action": NextAction.CONTINUE,
-            "pending_calls": [],
-            "needs_approval": [],
-            "run_calls": [],
-            "candidate": None,
-            "answer": None,
-            "node": "start",
-        }
+        return start_state(task, self.limits, self.breakpoints, self._described())
 
     # -- time travel ----------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ __all__ = [
     "new_id",
     "number_steps",
     "stamp_steps",
+    "start_state",
 ]
 
 CHAIN_SNAPSHOT_EVERY = 2000
@@ -355,6 +356,32 @@ def number_steps(steps: Sequence[BaseStep], first: int) -> None:
     for offset, step in enumerate(steps):
         if step.number != first + offset:
             object.__setattr__(step, "number", first + offset)
+
+
+def start_state(
+    task: str,
+    limits: StepLimits,
+    breakpoints: Breakpoints | None = None,
+    graph: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The channels a run starts with: the task step, its limits, zeroed counters.
+
+    `Agent` gives a run this as the graph's input; the server graph's start node makes it
+    from ``{"task": ...}``. `graph` is a custom graph's description (see `TaskStep`).
+    """
+    return {
+        "chain": [TaskStep(node="start", text=task, graph=graph)],
+        "limits": limits,
+        "breakpoints": breakpoints or Breakpoints(),
+        "counters": Counters(),
+        "next_action": NextAction.CONTINUE,
+        "pending_calls": [],
+        "needs_approval": [],
+        "run_calls": [],
+        "candidate": None,
+        "answer": None,
+        "node": "start",
+    }
 
 
 def stamp_steps(steps: Sequence[BaseStep], node: str) -> None:

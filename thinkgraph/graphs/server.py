@@ -22,13 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from thinkgraph.graphs import routing
 from thinkgraph.graphs.react import add_react_nodes
 from thinkgraph.nodes.deps import Deps
-from thinkgraph.state import AgentState, Counters, TaskStep
-from thinkgraph.types import Breakpoints, NextAction, StepLimits
+from thinkgraph.state import AgentState, start_state
+from thinkgraph.types import StepLimits
 from thinkgraph.viz.checks import check_graph
 
 __all__ = ["START_NODE", "TaskInput", "build_server_graph", "start_state"]
 
 START_NODE = "start"
+"""The node that turns ``{"task": ...}`` into the start state (`state.start_state`)."""
 """The node that makes the start state from the server's input."""
 
 
@@ -39,28 +40,6 @@ class TaskInput(BaseModel):
 
     task: str = Field(min_length=1)
     """The task for the agent, as a person would type it."""
-
-
-def start_state(
-    task: str, limits: StepLimits, breakpoints: Breakpoints | None = None
-) -> dict[str, Any]:
-    """The channels a run starts with: the task step, its limits, zeroed counters.
-
-    The same start `Agent` gives a run (it passes this state as the graph's input).
-    """
-    return {
-        "chain": [TaskStep(node=START_NODE, text=task)],
-        "limits": limits,
-        "breakpoints": breakpoints or Breakpoints(),
-        "counters": Counters(),
-        "next_action": NextAction.CONTINUE,
-        "pending_calls": [],
-        "needs_approval": [],
-        "run_calls": [],
-        "candidate": None,
-        "answer": None,
-        "node": START_NODE,
-    }
 
 
 def build_server_graph(
