@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import shlex
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -177,6 +178,7 @@ class _Server:
 
     def start(self) -> list[BaseTool]:
         try:
+            _import_stdio_client()
             from langchain_mcp_adapters.sessions import create_session
             from langchain_mcp_adapters.tools import load_mcp_tools
         except ImportError as exc:
@@ -259,6 +261,24 @@ class _Server:
         if not thread.is_alive():
             loop.close()
         self._loop = self._thread = None
+
+
+def _import_stdio_client() -> None:
+    """Import the SDK's stdio client with the process's own stderr in place.
+
+    Its `errlog` default (where a stdio server's stderr goes) is bound when the module is
+    first imported; imported while something had replaced `sys.stderr` (a CLI test
+    runner, a captured block), every later server would get a stream with no file
+    descriptor and fail to start.
+    """
+    if "mcp.client.stdio" in sys.modules:
+        return
+    current = sys.stderr
+    sys.stderr = sys.__stderr__ or current
+    try:
+        import mcp.client.stdio  # noqa: F401
+    finally:
+        sys.stderr = current
 
 
 def _closed(exc: BaseException) -> bool:
