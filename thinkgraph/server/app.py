@@ -13,7 +13,10 @@
                                     `status` (when status or what it waits for changes),
                                     `end` (the run is done or failed); a paused run's
                                     stream ends after its `status` (open it again once
-                                    answered)
+                                    answered). Each `step` has its number as its id:
+                                    `Last-Event-ID: N` (or ?after=N) sends only the steps
+                                    after N, then the status; `: ping` comments keep it
+                                    open (`ping_s`)
 
 Runs started here go on in this process, many at once on its event loop (up to
 `max_runs`, 429 past it; see `thinkgraph.server.runs`); with a `queue` they go to the
@@ -41,11 +44,12 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from thinkgraph.errors import (
@@ -158,6 +162,8 @@ MAX_TASK_BYTES = 64 << 10
 """The default limit of a task (UTF-8): 64 KiB."""
 MAX_STREAMS = 32
 """The default number of event streams open at once."""
+PING_S = 15.0
+"""The default time between keep-alive comments of an event stream."""
 
 
 def build_app(
@@ -173,6 +179,7 @@ def build_app(
     max_task_bytes: int = MAX_TASK_BYTES,
     max_streams: int = MAX_STREAMS,
     max_runs: int = MAX_RUNS,
+    ping_s: float = PING_S,
 ) -> Starlette:
     """The HTTP app for `agent`'s runs.
 
@@ -190,9 +197,13 @@ def build_app(
         max_task_bytes: the largest task taken, in UTF-8 bytes (413 past it).
         max_streams: the most event streams open at once (429 past it).
         max_runs: the most runs this server advances at once (429 past it).
+        ping_s: the time between keep-alive comments of an open event stream, so that
+            proxies and browsers do not drop a quiet one; 0: none.
     """
     from thinkgraph.views import to_json_dict
 
+    if ping_s < 0:
+        raise ValueError(f"ping_s must be 0 (no keep-alives) or more seconds, not {ping_s}")
     _ = agent.graph  # open the store and compile now, not in two request threads at once
     jobs = None
     if queue is not None:
@@ -298,6 +309,10 @@ def build_app(
 
     async def events(request: Request) -> Response:
         thread = request.path_params["thread"]
+        try:
+            after = _last_step(request)
+        except _BadRequest as exc:
+            return _error(str(exc), 400)
         answering = await runs.answer_on_its_way(thread)
         first: dict[str, Any] | None
         try:
@@ -308,10 +323,9 @@ def build_app(
             first = None  # its start waits for a worker: stream from when it begins
         except ThinkgraphError as exc:
             return _failure(exc)
-        return StreamingResponse(
-            _stream(request, runs, thread, first, answering),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        # The response stops the stream when the client goes (or the server stops).
+        return EventSourceResponse(
+            _stream(runs, thread, first, answering, after), ping=ping_s, sep="\n"
         )
 
     routes = [
@@ -343,8 +357,20 @@ def build_app(
     return app
 
 
-def _event(kind: str, data: Any) -> str:
-    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, default=repr)}\n\n"
+def _event(kind: str, data: Any, id: int | None = None) -> ServerSentEvent:
+    text = json.dumps(data, ensure_ascii=False, default=repr)
+    return ServerSentEvent(text, event=kind, id=None if id is None else str(id), sep="\n")
+
+
+def _last_step(request: Request) -> int:
+    """The number of the last step the client has: `Last-Event-ID` or ?after=; -1: none."""
+    raw = request.headers.get("last-event-id", request.query_params.get("after"))
+    if raw is None or not raw.strip():
+        return -1
+    try:
+        return max(-1, int(raw))
+    except ValueError:
+        raise _BadRequest(f"after (Last-Event-ID) must be a step number, not {raw!r}") from None
 
 
 def _status(doc: dict[str, Any]) -> dict[str, Any]:
@@ -353,13 +379,13 @@ def _status(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _stream(
-    request: Request,
     runs: ServerRuns,
     thread: str,
     doc: dict[str, Any] | None,
     answering: bool,
-) -> AsyncIterator[str]:
-    """Steps as they are stored, then the end.
+    after: int = -1,
+) -> AsyncIterator[ServerSentEvent]:
+    """Steps as they are stored (those numbered over `after`), then the end.
 
     Fed by the thread's `Feed`: woken by the run's own events when this server runs it,
     by a look at its latest checkpoint every `poll_s` otherwise; only steps not sent yet
@@ -373,15 +399,14 @@ async def _stream(
         if doc is None:
             yield _event("status", {"status": "queued"})
         while doc is None:
-            if await request.is_disconnected():
-                return
             await feed.wait(seen, runs.poll_s)
             seen = feed.version
             doc = await runs.latest(thread, feed)
         while True:
             steps = doc["steps"]
             for step in steps[sent:]:
-                yield _event("step", step)
+                if step["number"] > after:
+                    yield _event("step", step, id=step["number"])
             sent = max(sent, len(steps))
             status = _status(doc)
             if status != last:
@@ -393,8 +418,6 @@ async def _stream(
                 return
             if doc["status"] == "paused" and not answering:
                 await runs.settled(thread)
-                return
-            if await request.is_disconnected():
                 return
             await feed.wait(seen, runs.poll_s)
             seen = feed.version
