@@ -19,6 +19,7 @@ from thinkgraph.storage.checkpointers import is_postgres_url
 
 if TYPE_CHECKING:
     import procrastinate
+    from procrastinate.jobs import Job
 
     from thinkgraph.agent import Agent
 
@@ -74,30 +75,36 @@ class JobInfo:
 def open_jobs(url: str, thread_id: str | None = None) -> list[JobInfo]:
     """The thinkgraph jobs that wait for a worker or run on one, oldest first.
 
-    Empty when the database at `url` has no job queue.
+    Read with Procrastinate's job manager. Empty when the database at `url` has no job
+    queue.
     """
-    import psycopg
+    from psycopg_pool import NullConnectionPool
 
-    query = (
-        "SELECT id, queue_name, status::text AS status, args FROM procrastinate_jobs "
-        "WHERE task_name = %s AND status IN ('todo', 'doing') "
-        "AND (%s::text IS NULL OR lock = %s) ORDER BY id"
-    )
-    with psycopg.connect(url) as conn:
-        found = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
-        if found is None or found[0] is None:
+    # One connection per query, opened in this thread: an unreachable server fails at
+    # once with psycopg's own error (a pool that waits for its first connection would
+    # time out instead).
+    with NullConnectionPool(url, max_size=1, open=False) as pool, build_app(url).open(pool) as app:
+        if not app.check_connection():
             return []
-        rows = conn.execute(query, (ADVANCE_TASK, thread_id, thread_id)).fetchall()
-    return [
-        JobInfo(
-            job_id=int(job_id),
-            thread_id=str(args.get("thread_id", "")),
-            queue=str(queue),
-            action="start" if args.get("task") is not None else "resume",
-            running=status == "doing",
-        )
-        for job_id, queue, status, args in rows
-    ]
+        found: dict[int, JobInfo] = {}
+        # "todo" before "doing": a job that starts between the two reads is seen twice,
+        # and the second read (running) wins; read the other way round, it would be missed.
+        for status in ("todo", "doing"):
+            for job in app.job_manager.list_jobs(task=ADVANCE_TASK, status=status, lock=thread_id):
+                if job.id is not None:
+                    found[job.id] = _job_info(job.id, job, running=status == "doing")
+    return [found[job_id] for job_id in sorted(found)]
+
+
+def _job_info(job_id: int, job: Job, *, running: bool) -> JobInfo:
+    arguments = job.task_kwargs
+    return JobInfo(
+        job_id=job_id,
+        thread_id=str(arguments.get("thread_id", "")),
+        queue=job.queue,
+        action="start" if arguments.get("task") is not None else "resume",
+        running=running,
+    )
 
 
 async def _advance(
