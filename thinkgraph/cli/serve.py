@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import secrets
 import socket
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -66,6 +66,12 @@ def serve(
         int | None,
         typer.Option(min=1, help="The most runs advanced at once in this process [default: 100]."),
     ] = None,
+    ping: Annotated[
+        float | None,
+        typer.Option(
+            min=0, help="Seconds between keep-alive pings on event streams; 0: none [default: 15]."
+        ),
+    ] = None,
 ) -> None:
     """Serve runs over HTTP (start, watch live, approve, resume) with a page at /.
 
@@ -114,9 +120,9 @@ def serve(
 
     def go() -> None:
         with chosen:
-            limits = {
+            limits: dict[str, Any] = {
                 "max_body_bytes": max_body_bytes, "max_task_bytes": max_task_bytes,
-                "max_streams": max_streams, "max_runs": max_runs,
+                "max_streams": max_streams, "max_runs": max_runs, "ping_s": ping,
             }  # fmt: skip
             app = build_app(
                 chosen, queue=queue, token=secret, host=host, port=port or None,
