@@ -288,10 +288,42 @@ def approval_answer(requests: list[Pending], tools: ToolRegistry) -> Any:
         return check_approvals(requests, value, tools)
 
     ids = [r.call_id for r in requests if r.call_id is not None]
-    schema = {
+    ours = {
         "type": "object",
         "properties": {call_id: _DECISION_SCHEMA for call_id in ids},
         "required": ids,
         "additionalProperties": False,
     }
+    langchain = {
+        "type": "object",
+        "description": "LangChain's human-in-the-loop answer: one decision per action "
+        "request, in their order",
+        "properties": {
+            "decisions": {
+                "type": "array",
+                "minItems": len(ids),
+                "maxItems": len(ids),
+                "items": _LANGCHAIN_DECISION_SCHEMA,
+            }
+        },
+        "required": ["decisions"],
+        "additionalProperties": False,
+    }
+    schema = {"anyOf": [ours, langchain]}
     return Annotated[dict[str, ApprovalDecision], BeforeValidator(check), WithJsonSchema(schema)]
+
+
+_LANGCHAIN_DECISION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "type": {"enum": ["approve", "edit", "reject", "respond"]},
+        "message": {"type": "string"},
+        "edited_action": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "args": {"type": "object"}},
+            "required": ["args"],
+        },
+    },
+    "required": ["type"],
+}
+"""One decision of LangChain's HITL answer, as `_langchain_decision` reads it."""

@@ -166,8 +166,31 @@ def test_the_interrupt_carries_the_schema_of_its_answer(agent: Agent, thread_id:
     config, ids = _paused(agent, thread_id)
     (waiting,) = agent.graph.get_state(config).interrupts
     schema = waiting.response_schema
-    assert isinstance(schema, dict) and schema.get("type") == "object"
-    assert sorted(schema["required"]) == sorted(ids)
+    assert isinstance(schema, dict)
+    ours, langchain = schema["anyOf"]  # our {call_id: decision}, or LangChain's answer
+    assert ours["type"] == "object" and sorted(ours["required"]) == sorted(ids)
+    decisions = langchain["properties"]["decisions"]
+    assert decisions["minItems"] == decisions["maxItems"] == len(ids)
+    assert set(decisions["items"]["properties"]["type"]["enum"]) == {
+        "approve",
+        "edit",
+        "reject",
+        "respond",
+    }
+
+
+def test_a_langchain_answer_from_the_graph_is_checked_like_ours(
+    agent: Agent, thread_id: str
+) -> None:
+    config, ids = _paused(agent, thread_id)
+    chain_len = len(agent.result(thread_id).chain)
+    with pytest.raises(ResumeValueError, match="one decision per action request"):
+        agent.graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    _unchanged(agent, thread_id, ids, chain_len)
+    answer = {"decisions": [{"type": "reject", "message": "no"}, {"type": "approve"}]}
+    out = agent.graph.invoke(Command(resume=answer), config)
+    assert out["run"].status == "done"
+    assert SENT == ["wire 5"]
 
 
 def test_an_ask_human_pause_refuses_a_bad_answer_from_the_graph(
