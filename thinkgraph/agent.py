@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
-from langgraph.constants import INTERRUPT
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Interrupt, StateSnapshot
+from langgraph.types import Command, StateSnapshot
 
 from thinkgraph import tracing
 from thinkgraph._agent_parts import (
@@ -39,20 +38,19 @@ from thinkgraph.nodes.ask_human import parse_human_answer
 from thinkgraph.nodes.deps import Deps, Validator
 from thinkgraph.policies.base import Policy
 from thinkgraph.policies.context import ContextPolicy
+from thinkgraph.reader import RunReader
 from thinkgraph.result import RunResult
 from thinkgraph.snapshots import (
     CheckpointInfo,
-    checkpoints,
     edited_chain,
     pending_of,
     status_of,
 )
 from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep, start_state
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer, open_checkpointer
-from thinkgraph.storage.checkpointers import steps_left_packed
 from thinkgraph.storage.extras import KeepsPausedRuns
 from thinkgraph.storage.lease import athread_lease, thread_lease
-from thinkgraph.storage.threads import RunSummary, list_threads, summarize
+from thinkgraph.storage.threads import RunSummary
 from thinkgraph.streaming import (
     RunEnd,
     RunEvent,
@@ -64,40 +62,11 @@ from thinkgraph.streaming import (
 )
 from thinkgraph.tools import Tool, ToolRegistry
 from thinkgraph.types import Breakpoints, RunStatus, StepLimits
-from thinkgraph.validators import structured_output
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 __all__ = ["Agent", "GraphBuilder", "RunResult"]
-
-
-def _without_chain(found: CheckpointTuple) -> StateSnapshot:
-    """A checkpoint's small channels and open interrupts as a snapshot, the chain left out.
-
-    `next` is not computed (an empty tuple), so a static breakpoint is not seen.
-    """
-    interrupts: list[Interrupt] = []
-    for _task, channel, value in found.pending_writes or ():
-        if channel == INTERRUPT:
-            interrupts.extend(value if isinstance(value, list | tuple) else [value])
-    values = dict(found.checkpoint.get("channel_values", {}))
-    values.pop("chain", None)
-    created = found.checkpoint.get("ts")
-    return StateSnapshot(values, (), found.config, None, created, None, (), tuple(interrupts))
-
-
-def _no_run(thread_id: str) -> ThreadNotFoundError:
-    return ThreadNotFoundError(
-        f"no run is stored under thread {thread_id!r}; list runs with `thinkgraph runs` "
-        "or check --store"
-    )
-
-
-def _exists(snapshot: StateSnapshot) -> bool:
-    # A run killed right after its input was saved has a checkpoint but no values yet; it
-    # exists (and resumes), so existence is "has a checkpoint", not "has values".
-    return bool(snapshot.values) or snapshot.created_at is not None
 
 
 class Agent:
@@ -179,6 +148,7 @@ class Agent:
         self._owns_saver = False
         self._compiled: CompiledStateGraph[Any, Any, Any, Any] | None = None
         self._description: dict[str, Any] | None = None
+        self._reader = RunReader(self)
         # LangChain tracing for every graph call of this agent (run, resume, fork, events).
         self._traced: RunnableConfig = {}
         if callbacks:
@@ -277,7 +247,7 @@ class Agent:
             return await self._kept(thread_id, await self.aresult(thread_id))
         values = {k: v for k, v in output.items() if k != "__interrupt__"}
         snapshot = StateSnapshot(values, (), config, None, None, None, (), interrupts)
-        return await self._kept(thread_id, self._result_of(thread_id, snapshot))
+        return await self._kept(thread_id, self._reader.result_of(thread_id, snapshot))
 
     async def _kept(self, thread_id: str, result: RunResult) -> RunResult:
         """Store a paused run's chain whole at its pause, so a resume replays nothing.
@@ -289,7 +259,7 @@ class Agent:
         saver = self._opened()
         if result.status != "paused" or not isinstance(saver, KeepsPausedRuns):
             return result
-        latest = await self._latest_tuple(thread_id)
+        latest = await self._reader.latest_tuple(thread_id)
         if latest is not None:
             await asyncio.to_thread(saver.keep_for_resume, latest.config, {"chain": result.chain})
         await asyncio.to_thread(saver.settle)
@@ -440,7 +410,7 @@ class Agent:
             yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
             if todo is not None:
                 graph_input, config, points = todo
-                # `_latest` leaves the chain out; its length numbers a user's unnumbered steps.
+                # `latest` leaves the chain out; its length numbers a user's unnumbered steps.
                 first = len((await self.graph.aget_state(config)).values.get("chain", ()))
                 async for event in graph_events(
                     self.graph,
@@ -484,22 +454,6 @@ class Agent:
         latest, _ = run_sync(lambda: self._resume_input(thread_id, decisions))
         return str(latest.config["configurable"]["checkpoint_id"])
 
-    def checkpoint_id(self, thread_id: str) -> str | None:
-        """The id of a run's latest checkpoint, or None when the thread holds no run."""
-        with steps_left_packed():  # a paused run's checkpoint may hold the whole chain
-            found = self._opened().get_tuple(self._config(thread_id))
-        return None if found is None else str(found.config["configurable"]["checkpoint_id"])
-
-    async def acheckpoint_id(self, thread_id: str) -> str | None:
-        """`checkpoint_id` from async code."""
-        found = await self._latest_tuple(thread_id)
-        return None if found is None else str(found.config["configurable"]["checkpoint_id"])
-
-    async def _latest_tuple(self, thread_id: str) -> CheckpointTuple | None:
-        """The run's latest checkpoint as stored, its steps left packed (never revived)."""
-        with steps_left_packed():  # a paused run's checkpoint may hold the whole chain
-            return await self._opened().aget_tuple(self._config(thread_id))
-
     @property
     def store_url(self) -> str | None:
         """The URL of the store this agent was given, or None when given a saver object."""
@@ -512,7 +466,7 @@ class Agent:
 
         None instead when the run has finished. `decisions` are checked first.
         """
-        snapshot = await self._latest(thread_id)
+        snapshot = await self._reader.latest(thread_id)
         limits = snapshot.values.get("limits")
         config = self._config(thread_id, limits if isinstance(limits, StepLimits) else None)
         points = snapshot.values.get("breakpoints")
@@ -562,12 +516,6 @@ class Agent:
         return start_state(task, self.limits, self.breakpoints, self._described())
 
     # -- time travel ----------------------------------------------------------------------
-
-    def history(self, thread_id: str) -> list[CheckpointInfo]:
-        """The checkpoints of a run, oldest first: one per node that completed."""
-        self._snapshot(thread_id)
-        assert self._saver is not None
-        return list(reversed(list(checkpoints(self._saver, thread_id))))
 
     async def afork(
         self,
@@ -641,88 +589,44 @@ class Agent:
             lambda: self.afork(thread_id, checkpoint_id, edit=edit, new_thread_id=new_thread_id)
         )
 
-    # -- reading --------------------------------------------------------------------------
+    # -- reading (a `RunReader`: each call reads the run once) -----------------------------
 
-    async def _latest(self, thread_id: str) -> StateSnapshot:
-        """The latest checkpoint's small channels and open interrupts, without the chain.
-
-        Enough to decide how to resume, and much cheaper than `get_state`, which rebuilds
-        the whole chain. `values` lacks the chain; `next` is not computed.
-        """
-        found = await self._latest_tuple(thread_id)
-        if found is None:
-            raise _no_run(thread_id)
-        return _without_chain(found)
-
-    def _snapshot(self, thread_id: str) -> StateSnapshot:
-        snapshot = self.graph.get_state(self._config(thread_id))
-        if not _exists(snapshot):
-            raise _no_run(thread_id)
-        return snapshot
+    @property
+    def reader(self) -> RunReader:
+        """What reads this agent's runs from its store; the methods below use it."""
+        return self._reader
 
     def result(self, thread_id: str) -> RunResult:
         """The current result of a run, read from the store."""
-        return self._result_of(thread_id, self._snapshot(thread_id))
+        return self._reader.result(thread_id)
 
     async def aresult(self, thread_id: str) -> RunResult:
         """`result` from async code: the store is read off the event loop."""
-        snapshot = await self.graph.aget_state(self._config(thread_id))
-        if not _exists(snapshot):
-            raise _no_run(thread_id)
-        return self._result_of(thread_id, snapshot)
-
-    def _result_of(self, thread_id: str, snapshot: StateSnapshot) -> RunResult:
-        values: Mapping[str, Any] = snapshot.values
-        run = values.get("run")
-        return RunResult(
-            thread_id=thread_id,
-            status=status_of(snapshot),
-            answer=values.get("answer"),
-            stop_reason=run.stop_reason if isinstance(run, RunInfo) else None,
-            detail=run.detail if isinstance(run, RunInfo) else "",
-            chain=list(values.get("chain", [])),
-            pending=pending_of(snapshot),
-            counters=values.get("counters") or Counters(),
-            output=structured_output(values.get("chain", []), self.deps.validators),
-        )
+        return await self._reader.aresult(thread_id)
 
     def chain(self, thread_id: str) -> list[BaseStep]:
         """Every step of a run, in order."""
-        return self.result(thread_id).chain
+        return self._reader.result(thread_id).chain
 
     def runs(self, status: RunStatus | None = None, limit: int | None = None) -> list[RunSummary]:
-        """The runs in this agent's store, the most recently updated first.
-
-        Args:
-            status: only runs with this status ("running", "paused", "done", "failed").
-            limit: at most this many runs.
+        """The runs in this agent's store, the most recently updated first (see `RunReader`).
 
         Raises:
             StorageError: the store cannot be read.
         """
-        saver = self._opened()
-        found: list[RunSummary] = []
-        for thread_id in list_threads(saver):
-            # The latest checkpoint's small channels say where a run stands; its chain,
-            # the costly part of a read, is never rebuilt for a listing.
-            with steps_left_packed():
-                latest = saver.get_tuple(self._config(thread_id))
-            if latest is None:
-                continue
-            snapshot = _without_chain(latest)
-            if not isinstance(snapshot.values.get("limits"), StepLimits):
-                continue  # a thread some other LangGraph program wrote: not a thinkgraph run
-            points = snapshot.values.get("breakpoints")
-            if isinstance(points, Breakpoints) and (points.before or points.after):
-                # Whether it stands at a breakpoint depends on the next node, which only a
-                # full read computes; only runs with breakpoints pay for it.
-                snapshot = self.graph.get_state(self._config(thread_id))
-            summary = summarize(thread_id, snapshot)
-            if status is None or summary.status == status:
-                found.append(summary)
-                if limit is not None and len(found) >= limit:
-                    break
-        return found
+        return self._reader.runs(status, limit)
+
+    def history(self, thread_id: str) -> list[CheckpointInfo]:
+        """The checkpoints of a run, oldest first: one per node that completed."""
+        return self._reader.history(thread_id)
+
+    def checkpoint_id(self, thread_id: str) -> str | None:
+        """The id of a run's latest checkpoint, or None when the thread holds no run."""
+        return self._reader.checkpoint_id(thread_id)
+
+    async def acheckpoint_id(self, thread_id: str) -> str | None:
+        """`checkpoint_id` from async code."""
+        return await self._reader.acheckpoint_id(thread_id)
 
     @overload
     def draw(self, fmt: Literal["png"], thread_id: str | None = None) -> bytes: ...
@@ -760,7 +664,7 @@ class Agent:
 
         limits: Any = self.limits
         points: Any = self.breakpoints
-        snapshot = self._snapshot(thread_id) if thread_id is not None else None
+        snapshot = self._reader.snapshot(thread_id) if thread_id is not None else None
         ran: dict[str, Any] | None = None
         if snapshot is not None:  # the run's own limits, breakpoints and graph, stored with it
             limits = snapshot.values.get("limits") or limits
@@ -778,6 +682,6 @@ class Agent:
             )
         overlay = None
         if snapshot is not None and thread_id is not None:
-            result = self._result_of(thread_id, snapshot)  # the one read of the run
+            result = self._reader.result_of(thread_id, snapshot)  # the one read of the run
             overlay = overlay_from_result(result, model, waiting_at=tuple(snapshot.next))
         return render(model, fmt, overlay)
