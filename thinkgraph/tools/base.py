@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -198,6 +198,34 @@ class Tool:
             return None
         ((name, info),) = fields.items()
         return name if info.annotation is str else None
+
+    def _set_options(
+        self,
+        *,
+        kind: ToolKind,
+        requires_approval: bool | Callable[[dict[str, Any]], bool],
+        side_effects: bool,
+        visibility: ToolVisibility,
+        summary_template: str | None,
+        sensitive: Iterable[str],
+        timeout_s: float | None,
+        retries: int,
+        retry_backoff_s: float,
+        cache_ttl_s: float | None,
+    ) -> None:
+        """Set the per-tool options a tool made by a factory (`@tool`, `from_langchain`)
+        was given; `check_definition` checks them."""
+        self.kind = kind
+        self.requires_approval = requires_approval
+        self.side_effects = side_effects
+        self.visibility = visibility
+        self.summary_template = summary_template
+        # A bare string is one field name, not a set of one-letter names.
+        self.sensitive = frozenset([sensitive] if isinstance(sensitive, str) else sensitive)
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.retry_backoff_s = retry_backoff_s
+        self.cache_ttl_s = cache_ttl_s
 
     def check_definition(self) -> None:
         """Raise `ToolDefinitionError` if the tool cannot be described to a model or run."""

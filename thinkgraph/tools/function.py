@@ -72,17 +72,18 @@ class FunctionTool(Tool, Generic[P, R]):
         self._ctx_param, self.args_model = _build_args_model(fn, self.name, hints, doc.params)
         self._params = tuple(self.args_model.model_fields)
         self.returns = returns if returns is not None else doc.returns or _describe(hints)
-        self.kind = kind
-        self.requires_approval = requires_approval
-        self.side_effects = side_effects
-        self.visibility = visibility
-        self.summary_template = summary_template
-        # A bare string is one field name, not a set of one-letter names.
-        self.sensitive = frozenset([sensitive] if isinstance(sensitive, str) else sensitive)
-        self.timeout_s = timeout_s
-        self.retries = retries
-        self.retry_backoff_s = retry_backoff_s
-        self.cache_ttl_s = cache_ttl_s
+        self._set_options(
+            kind=kind,
+            requires_approval=requires_approval,
+            side_effects=side_effects,
+            visibility=visibility,
+            summary_template=summary_template,
+            sensitive=sensitive,
+            timeout_s=timeout_s,
+            retries=retries,
+            retry_backoff_s=retry_backoff_s,
+            cache_ttl_s=cache_ttl_s,
+        )
         functools.update_wrapper(self, fn, updated=())
         self.check_definition()
 

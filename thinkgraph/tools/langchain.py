@@ -78,17 +78,18 @@ class LangChainTool(Tool):
             )
         self.description = description if description is not None else lc_tool.description
         self._dict_schema, self.args_model = _args_model(lc_tool, self.name)
-        self.kind = kind
-        self.requires_approval = requires_approval
-        self.side_effects = side_effects
-        self.visibility = visibility
-        self.summary_template = summary_template
-        # A bare string is one field name, not a set of one-letter names.
-        self.sensitive = frozenset([sensitive] if isinstance(sensitive, str) else sensitive)
-        self.timeout_s = timeout_s
-        self.retries = retries
-        self.retry_backoff_s = retry_backoff_s
-        self.cache_ttl_s = cache_ttl_s
+        self._set_options(
+            kind=kind,
+            requires_approval=requires_approval,
+            side_effects=side_effects,
+            visibility=visibility,
+            summary_template=summary_template,
+            sensitive=sensitive,
+            timeout_s=timeout_s,
+            retries=retries,
+            retry_backoff_s=retry_backoff_s,
+            cache_ttl_s=cache_ttl_s,
+        )
         self.check_definition()
 
     def json_schema(self) -> dict[str, Any]:
