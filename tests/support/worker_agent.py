@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from pathlib import Path
 
 from thinkgraph import Agent, ScriptedModel, StepLimits, tool
@@ -28,6 +29,7 @@ REPLIES = [
 def make_agent() -> Agent:
     log = Path(os.environ["WORKER_LOG"])
     calls = 0
+    counting = threading.Lock()  # sync tools of runs advanced at once run in several threads
 
     def write(line: str) -> None:
         with log.open("a") as f:
@@ -37,9 +39,11 @@ def make_agent() -> Agent:
     def record(text: str, ctx: ToolContext) -> str:
         """Append a line to the log."""
         nonlocal calls
-        calls += 1
+        with counting:
+            calls += 1
+            number = calls
         write(f"start {text} {ctx.idempotency_key}")
-        if os.environ.get("CRASH_AT") == f"tool:{calls}":
+        if os.environ.get("CRASH_AT") == f"tool:{number}":
             os.kill(os.getpid(), signal.SIGKILL)
         write(f"done {text} {ctx.idempotency_key}")
         return f"recorded {text}"
