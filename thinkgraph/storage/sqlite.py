@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -38,6 +39,12 @@ from thinkgraph.errors import StorageError
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
 
 __all__ = ["AGAIN", "CompactSqliteSaver", "describe_fault", "open_sqlite"]
+
+SETTLE_EVERY = 64
+"""Checkpoints stored between two copies of the write-ahead log into the database file."""
+
+BUSY_TIMEOUT_MS = 5000
+"""How long a write waits for another process's write to finish before it fails."""
 
 KEEP_MIN_SIZE = 256
 """The shortest chain (in steps) `keep_for_resume` stores: shorter ones replay quickly."""
@@ -100,8 +107,40 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
     the checkpoint, so a plain counter is enough and saves over a kilobyte per checkpoint.
 
     It serves async code too (`ainvoke`, `astream`): its async methods run these on the
-    connection's own thread (`ThreadedAsyncSaver`), as aiosqlite would.
+    connection's own thread (`ThreadedAsyncSaver`), as aiosqlite would — except a write
+    that nothing stands in the way of, which is done at once (`_write_now`).
     """
+
+    def __init__(self, conn: sqlite3.Connection, **kwargs: Any) -> None:
+        super().__init__(conn, **kwargs)
+        # Reentrant: `_write_now` holds it around a method that takes it again.
+        self.lock = cast(Any, threading.RLock())
+        self._puts = 0
+
+    def _write_now(self, fn: Any, *args: Any) -> tuple[bool, Any]:
+        """Do a write on the loop when it will not wait, as `ThreadedAsyncSaver` asks.
+
+        A write waits only for a lock: ours, held by the store's thread (a long read), or
+        SQLite's, held by another process's write; neither is waited for here — the write
+        then goes to the store's thread, which waits as long as `BUSY_TIMEOUT_MS`. Nor is
+        an fsync: in WAL mode with synchronous=NORMAL a commit only appends to the log, and
+        the log is copied back (`settle`, which syncs) on the store's thread.
+        """
+        if not self.lock.acquire(blocking=False):
+            return False, None
+        try:
+            self.conn.execute("PRAGMA busy_timeout=0")
+            try:
+                return True, fn(*args)
+            except sqlite3.OperationalError as exc:
+                if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) != sqlite3.SQLITE_BUSY:
+                    raise
+                self.conn.rollback()
+                return False, None  # nothing was stored: the store's thread does it all
+            finally:
+                self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        finally:
+            self.lock.release()
 
     def setup(self) -> None:
         if self.is_setup:
@@ -139,7 +178,14 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
             rows = [(thread_id, ns, checkpoint["id"], n, _size(values[n].value)) for n in snapshots]
             with self.cursor() as cur:
                 cur.executemany(_LIST_SNAPSHOT_SQL, rows)
-        return super().put(config, checkpoint, metadata, new_versions)
+        stored = super().put(config, checkpoint, metadata, new_versions)
+        # SQLite's own copy-back of the log runs inside whichever commit fills it and
+        # syncs the file; it is turned off (see `open_sqlite`) and done here instead, off
+        # the event loop, every SETTLE_EVERY checkpoints.
+        self._puts += 1
+        if self._puts % SETTLE_EVERY == 0:
+            self._executor().submit(self.settle)
+        return stored
 
     def keep_for_resume(self, config: RunnableConfig, values: Mapping[str, Any]) -> list[str]:
         """Store delta channels' values whole in the checkpoint `config` names.
@@ -366,7 +412,9 @@ def open_sqlite(path: Path, serde: Any) -> CompactSqliteSaver:
         # synchronous is durable across process crashes, which is what resume needs.
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=5000")
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        # The store copies its log back itself, off the event loop (CompactSqliteSaver.put).
+        conn.execute("PRAGMA wal_autocheckpoint=0")
         tables = {
             row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
         }

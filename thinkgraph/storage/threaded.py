@@ -9,6 +9,11 @@ on a small executor that belongs to the saver, so one object serves `invoke` and
 A SQLite connection is used from one thread at a time anyway (the saver's lock), so its
 executor has one thread, as aiosqlite has. Each call is one short statement batch; many
 runs share the thread by taking turns per checkpoint, not per run.
+
+A saver may do a write on the loop instead (`_write_now`), where it can tell that the
+write will not wait: a SQLite commit in WAL mode with ``synchronous=NORMAL`` is a copy
+into the log, cheaper than the hand-off to a thread and back. When anything stands in
+the way, the write goes to the executor like every other call.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import contextvars
 import functools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -62,6 +67,21 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
         context = contextvars.copy_context()
         return await loop.run_in_executor(self._executor(), context.run, call)
 
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        """A write: done now if the saver can do it without waiting, else off the loop."""
+        done, value = self._write_now(fn, *args)
+        if done:
+            return cast(T, value)
+        return await self._off_loop(fn, *args)
+
+    def _write_now(self, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+        """Do the write `fn(*args)` on the calling thread if it cannot wait on anything.
+
+        Returns (True, its result) when done, (False, None) when it must be handed off;
+        a saver whose writes may wait (on a socket, a lock) keeps this default.
+        """
+        return False, None
+
     def close_executor(self) -> None:
         """Stop the executor's threads once the calls already handed to it are done."""
         if self.__executor is not None:
@@ -94,7 +114,7 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await self._off_loop(self.put, config, checkpoint, metadata, new_versions)
+        return await self._write(self.put, config, checkpoint, metadata, new_versions)
 
     async def aput_writes(
         self,
@@ -103,7 +123,7 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await self._off_loop(self.put_writes, config, writes, task_id, task_path)
+        await self._write(self.put_writes, config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self._off_loop(self.delete_thread, thread_id)
