@@ -201,3 +201,52 @@ def test_events_report_the_runs_own_limits() -> None:
     agent = Agent(ScriptedModel([final("1")]), store="memory://", limits=StepLimits(max_steps=3))
     start = next(iter(agent.events("x", "lim")))
     assert isinstance(start, RunStart) and start.limits.max_steps == 3 and not start.resumed
+
+
+def _raw_note(state: object) -> dict[str, object]:
+    """A user's node added as a plain function: its steps come unnumbered."""
+    from thinkgraph.state import HumanStep
+
+    return {"chain": [HumanStep(node="note", kind="guidance", text="be brief")]}
+
+
+def test_steps_of_a_users_raw_node_stream_with_their_stored_numbers(sqlite_url: str) -> None:
+    from tests.graphs.test_compose import with_note
+
+    model = ScriptedModel([call("add", a=2, b=40), final("42")])
+    with Agent(
+        model,
+        [add],
+        store=sqlite_url,
+        build_graph=lambda deps: with_note(deps, _raw_note),
+        breakpoints={"before": ["note"]},
+    ) as agent:
+        started = list(agent.stream("add", "raw"))
+        assert agent.result("raw").status == "paused"
+        resumed = list(agent.stream_resume("raw"))
+        chain = agent.chain("raw")
+    streamed = started + resumed
+    assert [(s.number, s.id) for s in streamed] == [(s.number, s.id) for s in chain]
+    assert resumed[0].text == "be brief"  # type: ignore[attr-defined]
+
+
+def test_resuming_a_stream_reads_the_chain_once_for_its_result(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = ScriptedModel([call("send", to="ops"), final("sent")])
+    with Agent(model, [send], store=sqlite_url) as agent:
+        paused = agent.run("tell ops", thread_id="once")
+        saver = agent.graph.checkpointer
+        reads: list[object] = []
+        history = saver.get_delta_channel_history  # type: ignore[union-attr]
+
+        def counted(**kwargs: object) -> object:
+            reads.append(kwargs)
+            return history(**kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(saver, "get_delta_channel_history", counted)
+        decisions = {p.call_id: Approve() for p in paused.pending}
+        events = list(agent.resume_events("once", decisions))
+    assert isinstance(events[-1], RunEnd) and events[-1].result.answer == "sent"
+    # The run's nodes load the paused chain once; the result at the end reads it once more.
+    assert len(reads) == 2

@@ -322,9 +322,8 @@ class Agent:
             start = self._start(task)
             counters = start["counters"]
             yield RunStart(thread_id, self.limits, counters)
-            for number, step in enumerate(start["chain"]):
-                numbered = step.model_copy(update={"number": number})
-                yield StepEvent(thread_id, "start", numbered, counters)
+            for step in start["chain"]:
+                yield StepEvent(thread_id, "start", step, counters)
             async for event in graph_events(
                 self.graph,
                 start,
@@ -410,14 +409,14 @@ class Agent:
             yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
             if todo is not None:
                 graph_input, config, points = todo
-                # `latest` leaves the chain out; its length numbers a user's unnumbered steps.
-                first = len((await self.graph.aget_state(config)).values.get("chain", ()))
+                # `latest` left the chain out: the stream reads it only if a step of a
+                # user's node comes unnumbered.
                 async for event in graph_events(
                     self.graph,
                     graph_input,
                     config,
                     thread_id=thread_id,
-                    first_number=first,
+                    first_number=None,
                     counters=counters,
                     breakpoints=points,
                 ):

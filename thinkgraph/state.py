@@ -344,6 +344,10 @@ class RunInfo(BaseModel):
 
 
 # -- the chain channel --------------------------------------------------------------------
+# Step numbers are given here and nowhere else: a step's number is its index in the chain.
+# The reducer (`append_steps`) is the authority; the nodes' factories number the steps a
+# node makes before it returns them (`number_steps`), so the reducer finds them right and
+# copies none; a stream numbers a user's raw node's steps the same way (`numbered`).
 
 
 def number_steps(steps: Sequence[BaseStep], first: int) -> None:
@@ -358,6 +362,11 @@ def number_steps(steps: Sequence[BaseStep], first: int) -> None:
             object.__setattr__(step, "number", first + offset)
 
 
+def numbered(step: BaseStep, number: int) -> BaseStep:
+    """`step` with chain number `number`: itself when it has it, else a copy."""
+    return step if step.number == number else step.model_copy(update={"number": number})
+
+
 def start_state(
     task: str,
     limits: StepLimits,
@@ -369,8 +378,10 @@ def start_state(
     `Agent` gives a run this as the graph's input; the server graph's start node makes it
     from ``{"task": ...}``. `graph` is a custom graph's description (see `TaskStep`).
     """
+    chain: list[BaseStep] = [TaskStep(node="start", text=task, graph=graph)]
+    number_steps(chain, 0)
     return {
-        "chain": [TaskStep(node="start", text=task, graph=graph)],
+        "chain": chain,
         "limits": limits,
         "breakpoints": breakpoints or Breakpoints(),
         "counters": Counters(),
@@ -412,8 +423,7 @@ def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) ->
         for step in write:
             if not isinstance(step, BaseStep):
                 step = _STEP.validate_python(step)
-            n = len(out)
-            out.append(step if step.number == n else step.model_copy(update={"number": n}))
+            out.append(numbered(step, len(out)))
     return out
 
 

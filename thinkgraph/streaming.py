@@ -18,7 +18,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
-from thinkgraph.state import BaseStep, Counters
+from thinkgraph.state import BaseStep, Counters, numbered
 from thinkgraph.types import StepLimits
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ async def graph_events(
     config: RunnableConfig,
     *,
     thread_id: str,
-    first_number: int,
+    first_number: int | None,
     counters: Counters,
     breakpoints: Breakpoints,
 ) -> AsyncIterator[NodeStart | StepEvent]:
@@ -110,7 +110,10 @@ async def graph_events(
         graph_input: the input, a `Command(resume=...)`, or None to continue.
         config: the run's config (thread id, recursion limit).
         thread_id: the run's thread id, copied into every event.
-        first_number: the chain's length before this call.
+        first_number: the chain's length before this call, or None when not at hand. It
+            numbers the steps of a user's node that did not number them (see
+            `thinkgraph.state.number_steps`); without it the first such step is looked up
+            in the stored chain.
         counters: the totals before this call.
         breakpoints: where to pause.
     """
@@ -139,9 +142,19 @@ async def graph_events(
                 # Our nodes number their steps as the store will (parallel act tasks may
                 # finish in any order); a node of a user's that did not is numbered here.
                 if step.number < 0:
-                    step = step.model_copy(update={"number": number})
-                number = max(number, step.number + 1)
+                    if number is None:
+                        number = await _stored_number(graph, config, step)
+                    step = numbered(step, number)
+                number = step.number + 1 if number is None else max(number, step.number + 1)
                 yield StepEvent(thread_id, str(values.get("node") or name), step, counters)
+
+
+async def _stored_number(
+    graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig, step: BaseStep
+) -> int:
+    """`step`'s number in the stored chain (its node has saved it), read once per stream."""
+    chain = (await graph.aget_state(config)).values.get("chain", ())
+    return next((s.number for s in reversed(chain) if s.id == step.id), len(chain))
 
 
 def steps_of(events: Iterable[RunEvent]) -> Iterator[BaseStep]:
