@@ -653,34 +653,12 @@ class Agent:
             GraphvizNotFoundError: svg or png without Graphviz's `dot` installed.
             ThreadNotFoundError: no run is stored under `thread_id`.
         """
-        from thinkgraph.viz import (
-            approval_tools,
-            from_description,
-            overlay_from_result,
-            render,
-            to_graph_model,
-        )
+        from thinkgraph.viz.render import draw_run
 
-        limits: Any = self.limits
-        points: Any = self.breakpoints
-        snapshot = self._reader.snapshot(thread_id) if thread_id is not None else None
-        ran: dict[str, Any] | None = None
-        if snapshot is not None:  # the run's own limits, breakpoints and graph, stored with it
-            limits = snapshot.values.get("limits") or limits
-            points = snapshot.values.get("breakpoints") or points
-            chain = snapshot.values.get("chain") or []
-            ran = chain[0].graph if chain and isinstance(chain[0], TaskStep) else None
-        approvals = approval_tools(self.deps.tools, self.deps.approve)
-        if ran is not None:  # a custom graph's run: that graph, whatever this agent's is
-            model = from_description(
-                ran, limits=limits, breakpoints=points, approval_tools=approvals
-            )
-        else:
-            model = to_graph_model(
-                self.graph, limits=limits, breakpoints=points, approval_tools=approvals
-            )
-        overlay = None
-        if snapshot is not None and thread_id is not None:
-            result = self._reader.result_of(thread_id, snapshot)  # the one read of the run
-            overlay = overlay_from_result(result, model, waiting_at=tuple(snapshot.next))
-        return render(model, fmt, overlay)
+        run = None
+        if thread_id is not None:
+            snapshot = self._reader.snapshot(thread_id)
+            run = (snapshot, self._reader.result_of(thread_id, snapshot))  # one read
+        return draw_run(
+            self.graph, self.deps, fmt, limits=self.limits, breakpoints=self.breakpoints, run=run
+        )

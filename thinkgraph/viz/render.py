@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import networkx as nx
 
 from thinkgraph.viz.ascii import to_ascii
 from thinkgraph.viz.dot import to_dot, to_png, to_svg
 from thinkgraph.viz.mermaid import to_mermaid
-from thinkgraph.viz.overlay import RunOverlay
+from thinkgraph.viz.model import approval_tools, from_description, to_graph_model
+from thinkgraph.viz.overlay import RunOverlay, overlay_from_result
 
-__all__ = ["FORMATS", "DiagramFormat", "render"]
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+    from langgraph.types import StateSnapshot
+
+    from thinkgraph.nodes.deps import Deps
+    from thinkgraph.result import RunResult
+    from thinkgraph.types import Breakpoints, StepLimits
+
+__all__ = ["FORMATS", "DiagramFormat", "draw_run", "render"]
 
 DiagramFormat: TypeAlias = Literal["mermaid", "ascii", "dot", "svg", "png"]
 
@@ -37,3 +46,49 @@ def render(model: nx.DiGraph, fmt: str, overlay: RunOverlay | None = None) -> st
     if fmt == "png":
         return to_png(model, overlay)
     raise ValueError(f"unknown diagram format {fmt!r}; use one of {', '.join(FORMATS)}")
+
+
+def draw_run(
+    graph: CompiledStateGraph[Any, Any, Any, Any],
+    deps: Deps,
+    fmt: str,
+    *,
+    limits: StepLimits,
+    breakpoints: Breakpoints,
+    run: tuple[StateSnapshot, RunResult] | None = None,
+) -> str | bytes:
+    """An agent's graph as a diagram (`Agent.draw`); with `run`, that run's path on it.
+
+    A run draws with its own stored limits and breakpoints, and a run of a custom graph
+    draws the graph it ran (stored with its task step), whatever `graph` is.
+
+    Args:
+        graph: the agent's compiled graph.
+        deps: the agent's parts (which tools need approval).
+        fmt: a format of `FORMATS`.
+        limits: the agent's limits, drawn when no run is given.
+        breakpoints: the agent's breakpoints, likewise.
+        run: a run's latest snapshot and its result, both from one read of the store.
+    """
+    from thinkgraph.state import TaskStep
+
+    approvals = approval_tools(deps.tools, deps.approve)
+    ran: dict[str, Any] | None = None
+    if run is not None:
+        values = run[0].values
+        limits = values.get("limits") or limits
+        breakpoints = values.get("breakpoints") or breakpoints
+        chain = run[1].chain
+        ran = chain[0].graph if chain and isinstance(chain[0], TaskStep) else None
+    if ran is not None:
+        model = from_description(
+            ran, limits=limits, breakpoints=breakpoints, approval_tools=approvals
+        )
+    else:
+        model = to_graph_model(
+            graph, limits=limits, breakpoints=breakpoints, approval_tools=approvals
+        )
+    overlay = None
+    if run is not None:
+        overlay = overlay_from_result(run[1], model, waiting_at=tuple(run[0].next))
+    return render(model, fmt, overlay)
