@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from thinkgraph import Agent, ScriptedModel, tool
-from thinkgraph.hitl import Approve
+from thinkgraph.hitl import Approve, Reject, Respond
 from thinkgraph.tracing import use_tracer_provider
 
 
@@ -308,3 +308,82 @@ def test_failed_model_and_tool_calls_reach_callbacks_as_errors() -> None:
     assert "kaput" in str(tool_error["error"])
     errors = recorder.of("llm_error")
     assert errors and isinstance(errors[0]["error"], ConnectionError)
+
+
+def test_streamed_runs_and_resumes_open_a_run_span_over_their_nodes(
+    exporter: InMemorySpanExporter,
+) -> None:
+    agent = Agent(
+        ScriptedModel([_call("add", '{"a": 2, "b": 40}'), FINAL]),
+        [add],
+        store="memory://",
+        approve=["add"],
+    )
+    steps = list(agent.stream("What is 2 + 40?", "t-stream"))
+    assert steps and agent.result("t-stream").status == "paused"
+    decisions = {p.call_id: Approve() for p in agent.result("t-stream").pending}
+    list(agent.stream_resume("t-stream", decisions))
+    spans = list(exporter.get_finished_spans())
+
+    runs = _named(spans, "thinkgraph.run")
+    assert [r.attributes["thinkgraph.status"] for r in runs] == ["paused", "done"]
+    assert [r.attributes["thinkgraph.resumed"] for r in runs] == [False, True]
+    assert all(r.parent is None for r in runs)
+    nodes = [s for s in spans if s.name.startswith("thinkgraph.node ")]
+    assert nodes
+    for node in nodes:
+        assert _parent(spans, node).name == "thinkgraph.run"
+
+
+def test_async_streams_open_a_run_span_too(exporter: InMemorySpanExporter) -> None:
+    agent = Agent(ScriptedModel([FINAL]), [add], store="memory://")
+
+    async def main() -> None:
+        async for _ in agent.astream("What is 2 + 40?", "t-astream"):
+            pass
+
+    asyncio.run(main())
+    spans = list(exporter.get_finished_spans())
+    (run,) = _named(spans, "thinkgraph.run")
+    assert run.attributes["thinkgraph.status"] == "done"
+    think = next(s for s in spans if s.name == "thinkgraph.node think")
+    assert _parent(spans, think) is run
+
+
+@pytest.mark.parametrize(
+    ("decision", "outcome", "failed"),
+    [(Reject(reason="not now"), "rejected", True), (Respond(text="it is 42"), "responded", False)],
+)
+def test_a_call_a_person_answers_instead_of_running_gets_a_tool_span(
+    exporter: InMemorySpanExporter, decision: Any, outcome: str, failed: bool
+) -> None:
+    agent = Agent(
+        ScriptedModel([_call("add", '{"a": 2, "b": 40}'), FINAL]),
+        [add],
+        store="memory://",
+        approve=["add"],
+    )
+    paused = agent.run("What is 2 + 40?", thread_id="t-decided")
+    (pending,) = paused.pending
+    agent.resume("t-decided", decisions={pending.call_id: decision})
+    spans = list(exporter.get_finished_spans())
+
+    (tool_span,) = _named(spans, "execute_tool add")
+    assert _parent(spans, tool_span).attributes["thinkgraph.node"] == "approve"
+    assert tool_span.attributes["gen_ai.tool.call.id"] == pending.call_id
+    assert tool_span.attributes["thinkgraph.tool.outcome"] == outcome
+    assert (tool_span.status.status_code is StatusCode.ERROR) is failed
+
+
+def test_a_stream_left_early_ends_its_run_span_as_interrupted_not_failed(
+    exporter: InMemorySpanExporter,
+) -> None:
+    agent = Agent(
+        ScriptedModel([_call("add", '{"a": 2, "b": 40}'), FINAL]), [add], store="memory://"
+    )
+    for step in agent.stream("What is 2 + 40?", "t-left"):
+        if step.type == "tool_call":
+            break
+    (run,) = _named(list(exporter.get_finished_spans()), "thinkgraph.run")
+    assert run.attributes["thinkgraph.interrupted"] is True
+    assert run.status.status_code is not StatusCode.ERROR

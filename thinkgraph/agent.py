@@ -322,19 +322,22 @@ class Agent:
             start = self._start(task)
             counters = start["counters"]
             yield RunStart(thread_id, self.limits, counters)
-            for step in start["chain"]:
-                yield StepEvent(thread_id, "start", step, counters)
-            async for event in graph_events(
-                self.graph,
-                start,
-                config,
-                thread_id=thread_id,
-                first_number=len(start["chain"]),
-                counters=counters,
-                breakpoints=self.breakpoints,
-            ):
-                yield event
-            yield RunEnd(await self._kept(thread_id, await self.aresult(thread_id)))
+            with tracing.run_span(thread_id) as span:
+                for step in start["chain"]:
+                    yield StepEvent(thread_id, "start", step, counters)
+                async for event in graph_events(
+                    self.graph,
+                    start,
+                    config,
+                    thread_id=thread_id,
+                    first_number=len(start["chain"]),
+                    counters=counters,
+                    breakpoints=self.breakpoints,
+                ):
+                    yield event
+                result = await self._kept(thread_id, await self.aresult(thread_id))
+                tracing.end_run(span, result)
+            yield RunEnd(result)
 
     def events(self, task: str, thread_id: str) -> Iterator[RunEvent]:
         """`aevents` from sync code; leaving the loop early stops the run at a checkpoint."""
@@ -407,8 +410,11 @@ class Agent:
             limits = latest.values.get("limits")
             counters = latest.values.get("counters") or Counters()
             yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
-            if todo is not None:
-                graph_input, config, points = todo
+            if todo is None:
+                yield RunEnd(await self.aresult(thread_id))
+                return
+            graph_input, config, points = todo
+            with tracing.run_span(thread_id, resumed=True) as span:
                 # `latest` left the chain out: the stream reads it only if a step of a
                 # user's node comes unnumbered.
                 async for event in graph_events(
@@ -421,7 +427,9 @@ class Agent:
                     breakpoints=points,
                 ):
                     yield event
-            yield RunEnd(await self._kept(thread_id, await self.aresult(thread_id)))
+                result = await self._kept(thread_id, await self.aresult(thread_id))
+                tracing.end_run(span, result)
+            yield RunEnd(result)
 
     def resume_events(self, thread_id: str, decisions: Any = None) -> Iterator[RunEvent]:
         """`aresume_events` from sync code."""

@@ -197,9 +197,18 @@ def set_error(current: Span | None, error: BaseException | str) -> None:
 
 
 def _is_interrupt(exc: BaseException) -> bool:
+    """A pause (LangGraph's interrupt), or a run its caller stopped: no failure of the run.
+
+    A stream left early closes its generator (GeneratorExit); a cancelled task or Ctrl-C
+    raises CancelledError or KeyboardInterrupt through it. The run stays resumable.
+    """
+    import asyncio
+
     from langgraph.errors import GraphBubbleUp
 
-    return isinstance(exc, GraphBubbleUp)
+    return isinstance(
+        exc, GraphBubbleUp | GeneratorExit | asyncio.CancelledError | KeyboardInterrupt
+    )
 
 
 def callback_manager() -> AsyncCallbackManager | None:
@@ -317,6 +326,29 @@ def llm_result(reply: ModelReply) -> LLMResult:
         generations=[[ChatGeneration(message=message)]],
         llm_output={"token_usage": token_usage, "model_name": reply.model},
     )
+
+
+def tool_attributes(call: ToolCall) -> dict[str, Any]:
+    """The GenAI attributes of a tool call's span."""
+    return {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.id,
+    }
+
+
+def answered_call(call: ToolCall, result: ToolResultStep, outcome: str) -> None:
+    """The span of a call a person answered instead of letting it run (approve node).
+
+    The same name and attributes as a call that ran, with outcome "rejected" (an error
+    status, as the model sees an error) or "responded"; no time was spent in the tool.
+    """
+    with span(f"execute_tool {call.name}", tool_attributes(call)) as current:
+        if current is not None:
+            current.set_attribute("thinkgraph.tool.outcome", outcome)
+            current.set_attribute("thinkgraph.tool.attempts", 0)
+            if not result.ok:
+                set_error(current, result.error or outcome)
 
 
 def tool_outcome(result: ToolResultStep) -> str:

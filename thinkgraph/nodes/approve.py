@@ -8,6 +8,7 @@ from typing import Any
 
 from langgraph.types import interrupt
 
+from thinkgraph import tracing
 from thinkgraph.hitl import (
     LANGCHAIN_DECISIONS,
     Approve,
@@ -204,4 +205,6 @@ def _applied(
         outcome = {"ok": True, "output": decision.text}
     human = HumanStep(node="approve", kind=decision.action, text=text, call_id=call.id)
     result = ToolResultStep(node="approve", call_id=call.id, tool=call.name, attempts=0, **outcome)
+    # Traced like a call that ran: a person's answer is this call's outcome.
+    tracing.answered_call(call, result, "rejected" if isinstance(decision, Reject) else "responded")
     return call, [human, result], False

@@ -118,12 +118,7 @@ async def aexecute_call(
         tool = registry.get(call.name)
         description = "" if tool is None else tool.description
         run = await tracing.start_tool_run(callbacks, call, description)
-    attributes = {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": call.name,
-        "gen_ai.tool.call.id": call.id,
-    }
-    with tracing.span(f"execute_tool {call.name}", attributes) as span:
+    with tracing.span(f"execute_tool {call.name}", tracing.tool_attributes(call)) as span:
         result = await _aexecute(registry, call, ctx, time_left_s)
         if span is not None:
             outcome = tracing.tool_outcome(result)
