@@ -439,9 +439,14 @@ class AgentState(TypedDict, total=False):
     """The channels of a thinkgraph run."""
 
     chain: Annotated[
-        list[BaseStep], DeltaChannel(append_steps, snapshot_frequency=CHAIN_SNAPSHOT_EVERY)
+        list[Step], DeltaChannel(append_steps, snapshot_frequency=CHAIN_SNAPSHOT_EVERY)
     ]
-    """Every step of the run, append-only."""
+    """Every step of the run, append-only.
+
+    Typed as the union of the step types (not `BaseStep`) so that LangGraph finds every
+    record type a checkpoint may hold in the state schema: a server whose serializer
+    allows only registered types (``LANGGRAPH_STRICT_MSGPACK``) then loads our runs.
+    """
     limits: StepLimits
     """The guards, stored with the run."""
     counters: Counters

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from langgraph.types import interrupt
@@ -23,7 +24,7 @@ from thinkgraph.state import (
 __all__ = ["HumanAnswer", "ask_human", "parse_human_answer"]
 
 
-def _summary(chain: list[BaseStep]) -> tuple[list[str], list[str]]:
+def _summary(chain: Sequence[BaseStep]) -> tuple[list[str], list[str]]:
     done: list[str] = []
     failed: list[str] = []
     for step in chain:
