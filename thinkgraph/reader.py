@@ -8,7 +8,7 @@ part, left packed), a listing never rebuilds a chain, and a result is one state 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import CheckpointTuple
@@ -18,8 +18,8 @@ from langgraph.types import Interrupt, StateSnapshot
 from thinkgraph.errors import ThreadNotFoundError
 from thinkgraph.result import RunResult
 from thinkgraph.snapshots import CheckpointInfo, checkpoints, pending_of, status_of
-from thinkgraph.state import BaseStep, Counters, RunInfo
-from thinkgraph.storage.checkpointers import steps_left_packed
+from thinkgraph.state import BaseStep, Counters, PackedSteps, RunInfo, as_step, numbered
+from thinkgraph.storage.checkpointers import steps_left_packed, unpack_steps
 from thinkgraph.storage.threads import RunSummary, list_threads, summarize
 from thinkgraph.types import Breakpoints, RunStatus, StepLimits
 from thinkgraph.validators import structured_output
@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from thinkgraph.agent import Agent
 
 __all__ = ["RunReader", "no_run"]
+
+HELD_OVERLAP = 256
+"""How far back `steps_since` looks in the held chain for steps it has already: more than
+one round of nodes writes."""
 
 
 class RunReader:
@@ -67,6 +71,50 @@ class RunReader:
         if found is None:
             raise no_run(thread_id)
         return without_chain(found)
+
+    async def steps_since(
+        self, thread_id: str, checkpoint_id: str, held: Sequence[BaseStep]
+    ) -> tuple[StateSnapshot, list[BaseStep]] | None:
+        """What a run added after the checkpoint `checkpoint_id`, reading only that.
+
+        For a reader that holds the chain `held` read at that checkpoint (an event stream
+        of a run another process advances): the latest checkpoint without its chain (see
+        `latest`), and the chain steps written since, in order and numbered after `held`.
+        Only the newest checkpoints and their writes are read, their steps revived; the
+        chain before them is not touched. A step `held` has already is left out: a state
+        read includes the writes of nodes that finished after its checkpoint was stored.
+
+        Returns:
+            None when `checkpoint_id` is not among the run's latest checkpoints (the run
+            was forked over, or moved on by thousands): read it whole instead.
+        """
+        saver = self._agent._opened()
+        config = self._agent._config(thread_id)
+        limit = 8
+        while True:
+            with steps_left_packed():  # a snapshot of the chain in a checkpoint stays packed
+                found = [t async for t in saver.alist(config, limit=limit)]
+            ids = [str(t.config["configurable"]["checkpoint_id"]) for t in found]
+            if checkpoint_id in ids:
+                break
+            if len(found) < limit or limit >= 4096:
+                return None
+            limit *= 8
+        newer = found[: ids.index(checkpoint_id) + 1]  # newest first, down to the one held
+        # A checkpoint's writes are what the nodes that ran from it wrote: they are in the
+        # next checkpoint's chain. So the new steps are the writes of the held checkpoint
+        # and of every later one but the latest, oldest first.
+        steps: list[BaseStep] = []
+        for tup in reversed(newer[1:]):
+            written = [v for _, ch, v in tup.pending_writes or () if ch == "chain"]
+            batch = [s for w in written for s in _revived(w)]
+            # Parallel act tasks store their writes in any order; our nodes number their
+            # steps as the chain will, a user's raw node's come unnumbered (-1, kept last).
+            batch.sort(key=lambda s: s.number if s.number >= 0 else 1 << 62)
+            steps.extend(batch)
+        have = {s.id for s in held[-HELD_OVERLAP:]}
+        fresh = [s for s in steps if s.id not in have]
+        return without_chain(newer[0]), [numbered(s, len(held) + i) for i, s in enumerate(fresh)]
 
     def snapshot(self, thread_id: str) -> StateSnapshot:
         snapshot = self._agent.graph.get_state(self._agent._config(thread_id))
@@ -152,6 +200,13 @@ def without_chain(found: CheckpointTuple) -> StateSnapshot:
     values.pop("chain", None)
     created = found.checkpoint.get("ts")
     return StateSnapshot(values, (), found.config, None, created, None, (), tuple(interrupts))
+
+
+def _revived(written: Any) -> list[BaseStep]:
+    """A chain write as stored (packed steps, a list of steps or of plain dicts) as steps."""
+    if isinstance(written, PackedSteps):
+        return unpack_steps(written)
+    return [as_step(s) for s in written]
 
 
 def no_run(thread_id: str) -> ThreadNotFoundError:

@@ -12,7 +12,7 @@ whole list at every node.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -421,10 +421,13 @@ def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) ->
     out = list(chain)
     for write in writes:
         for step in write:
-            if not isinstance(step, BaseStep):
-                step = _STEP.validate_python(step)
-            out.append(numbered(step, len(out)))
+            out.append(numbered(as_step(step), len(out)))
     return out
+
+
+def as_step(value: BaseStep | Mapping[str, Any]) -> BaseStep:
+    """A step, or a plain dict validated into its step type by its ``type``."""
+    return value if isinstance(value, BaseStep) else _STEP.validate_python(value)
 
 
 _STEP: TypeAdapter[BaseStep] = TypeAdapter(Step)  # type: ignore[arg-type]

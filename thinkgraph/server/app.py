@@ -68,6 +68,7 @@ from thinkgraph.server.runs import MAX_RUNS, ServerRuns, TooManyRunsError
 
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
+    from thinkgraph.result import RunResult
 
 __all__ = ["build_app"]
 
@@ -211,8 +212,8 @@ def build_app(
 
         jobs = RunQueue(agent, queue)
 
-    def document(thread: str) -> dict[str, Any]:
-        return to_json_dict(agent.result(thread), tools=list(agent.deps.tools))
+    def document(result: RunResult) -> dict[str, Any]:
+        return to_json_dict(result, tools=list(agent.deps.tools))
 
     runs = ServerRuns(agent, jobs=jobs, poll_s=poll_s, max_runs=max_runs, document=document)
 
@@ -316,7 +317,7 @@ def build_app(
         answering = await runs.answer_on_its_way(thread)
         first: dict[str, Any] | None
         try:
-            first = await runs.document(thread)
+            first = await runs.document(thread, hold=True)
         except ThreadNotFoundError as exc:
             if not await runs.queued(thread):
                 return _failure(exc)

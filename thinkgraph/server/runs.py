@@ -8,9 +8,11 @@ disconnects leaves its run going.
 Each thread being watched has one `Feed`. A run of this process bumps its feed as its
 nodes finish (pushed, no polling); a run advanced elsewhere (a worker, another process) is
 watched by one poller per thread that reads only the latest checkpoint's id (no chain) and
-bumps the feed when it moves. The run's JSON document (redacted, the same as `GET
-/runs/T`) is rebuilt once per change, and shared by every stream of that thread, each of
-which sends only the steps it has not sent yet.
+bumps the feed when it moves. The feed holds the chain it has read: after the first read,
+each change reads from the store only the steps written since (`RunReader.steps_since`).
+The run's JSON document (redacted, the same as `GET /runs/T`) is rebuilt once per change,
+and shared by every stream of that thread, each of which sends only the steps it has not
+sent yet.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from thinkgraph.streaming import NodeStart, StepEvent
 
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
+    from thinkgraph.result import RunResult
+    from thinkgraph.state import BaseStep
     from thinkgraph.streaming import RunEvent
     from thinkgraph.worker import QueuedJob, RunQueue
 
@@ -41,6 +45,9 @@ logger = logging.getLogger("thinkgraph.server")
 
 MAX_RUNS = 100
 """The default number of runs one server advances at once."""
+
+MAX_HELD = 64
+"""Chains kept for streams asked for but not yet open; the oldest go past this."""
 
 
 class TooManyRunsError(RunError):
@@ -59,6 +66,9 @@ class Feed:
     readers: int = 0
     poller: asyncio.Task[None] | None = None
     building: asyncio.Lock = field(default_factory=asyncio.Lock)
+    chain: list[BaseStep] | None = None
+    """The run's chain as of `checkpoint_id`, kept so a change reads only what is new."""
+    checkpoint_id: str | None = None
 
     def bump(self) -> None:
         self.version += 1
@@ -83,7 +93,7 @@ class ServerRuns:
         jobs: RunQueue | None,
         poll_s: float,
         max_runs: int,
-        document: Callable[[str], dict[str, Any]],
+        document: Callable[[RunResult], dict[str, Any]],
     ) -> None:
         self.agent = agent
         self.jobs = jobs
@@ -96,6 +106,8 @@ class ServerRuns:
         self.resuming: set[str] = set()
         """Threads with an answer being applied here."""
         self.feeds: dict[str, Feed] = {}
+        self._held: dict[str, tuple[list[BaseStep], str | None]] = {}
+        """Chains read for streams about to open, by thread (see `document`)."""
 
     # -- starting and answering -----------------------------------------------------------
 
@@ -202,8 +214,50 @@ class ServerRuns:
             with contextlib.suppress(Exception):
                 await asyncio.shield(running)
 
-    async def document(self, thread: str) -> dict[str, Any]:
-        return await asyncio.to_thread(self._document, thread)
+    async def document(
+        self, thread: str, feed: Feed | None = None, *, hold: bool = False
+    ) -> dict[str, Any]:
+        """The thread's JSON document, read whole.
+
+        The chain read is kept for later reads of only what is new: in `feed`, or with
+        `hold` for the feed of a stream about to open (`watching` takes it).
+        """
+        result, checkpoint_id = await asyncio.to_thread(self._read_whole, thread)
+        if feed is not None:
+            feed.chain, feed.checkpoint_id = result.chain, checkpoint_id
+        elif hold:
+            self._held[thread] = (result.chain, checkpoint_id)
+            while len(self._held) > MAX_HELD:  # streams asked for but never opened
+                self._held.pop(next(iter(self._held)))
+        return await asyncio.to_thread(self._document, result)
+
+    def _read_whole(self, thread: str) -> tuple[RunResult, str | None]:
+        reader = self.agent.reader
+        snapshot = reader.snapshot(thread)
+        checkpoint_id = snapshot.config["configurable"].get("checkpoint_id")
+        return reader.result_of(thread, snapshot), checkpoint_id
+
+    async def _read_new(self, thread: str, feed: Feed) -> dict[str, Any] | None:
+        """The document after reading only the steps written since the feed's last read.
+
+        None when that cannot be done (nothing held yet, the held checkpoint is gone, or
+        the run stands where only a whole read tells a breakpoint pause apart).
+        """
+        if feed.chain is None or feed.checkpoint_id is None:
+            return None
+        reader = self.agent.reader
+        tail = await reader.steps_since(thread, feed.checkpoint_id, feed.chain)
+        if tail is None:
+            return None
+        snapshot, steps = tail
+        chain = feed.chain + steps
+        snapshot = snapshot._replace(values={**snapshot.values, "chain": chain})
+        result = reader.result_of(thread, snapshot)
+        points = snapshot.values.get("breakpoints")
+        if result.status == "running" and (points is None or points.before or points.after):
+            return None  # a breakpoint pause looks like a running run without `next`
+        feed.chain, feed.checkpoint_id = chain, snapshot.config["configurable"]["checkpoint_id"]
+        return await asyncio.to_thread(self._document, result)
 
     async def queued(self, thread: str) -> bool:
         """Whether the start of `thread` waits: for this server's runner, or for a worker."""
@@ -226,6 +280,9 @@ class ServerRuns:
     async def watching(self, thread: str) -> AsyncIterator[Feed]:
         """The thread's feed, for as long as a stream reads it."""
         feed = self.feeds.setdefault(thread, Feed())
+        held = self._held.pop(thread, None)
+        if held is not None and feed.chain is None:
+            feed.chain, feed.checkpoint_id = held
         feed.readers += 1
         if feed.poller is None:
             feed.poller = asyncio.create_task(self._poll(thread, feed))
@@ -259,7 +316,9 @@ class ServerRuns:
             if feed.doc_version != feed.version:
                 version = feed.version
                 try:
-                    feed.doc = await self.document(thread)
+                    feed.doc = await self._read_new(thread, feed) or await self.document(
+                        thread, feed
+                    )
                 except ThreadNotFoundError:
                     feed.doc = None
                 feed.doc_version = version
