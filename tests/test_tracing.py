@@ -77,6 +77,17 @@ def _parent(spans: list[ReadableSpan], span: ReadableSpan) -> ReadableSpan:
     return by_id[span.parent.span_id]
 
 
+def _adding_agent(**options: Any) -> Agent:
+    """An agent that adds 2 + 40 with `add`, which needs approval, then answers 42."""
+    return Agent(
+        ScriptedModel([_call("add", '{"a": 2, "b": 40}'), FINAL]),
+        [add],
+        store="memory://",
+        approve=["add"],
+        **options,
+    )
+
+
 def _approved_run(agent: Agent, thread_id: str) -> None:
     paused = agent.run("What is 2 + 40?", thread_id=thread_id)
     assert paused.status == "paused"
@@ -87,12 +98,7 @@ def _approved_run(agent: Agent, thread_id: str) -> None:
 def test_run_with_approval_emits_run_node_model_and_tool_spans(
     exporter: InMemorySpanExporter,
 ) -> None:
-    agent = Agent(
-        ScriptedModel([_call("add", '{"a": 2, "b": 40}'), FINAL]),
-        [add],
-        store="memory://",
-        approve=["add"],
-    )
+    agent = _adding_agent()
     _approved_run(agent, "t-approve")
     spans = list(exporter.get_finished_spans())
 
@@ -251,15 +257,8 @@ class Recorder(BaseCallbackHandler):
 
 def test_model_and_tool_calls_are_child_runs_of_their_nodes_for_callbacks() -> None:
     recorder = Recorder()
-    agent = Agent(
-        ScriptedModel([_call("add", '{"a": 2, "b": 40}'), FINAL]),
-        [add],
-        store="memory://",
-        approve=["add"],
-        callbacks=[recorder],
-        tags=["nightly"],
-        metadata={"user": "ada"},
-        run_name="adder",
+    agent = _adding_agent(
+        callbacks=[recorder], tags=["nightly"], metadata={"user": "ada"}, run_name="adder"
     )
     _approved_run(agent, "t-cb")
 
@@ -313,12 +312,7 @@ def test_failed_model_and_tool_calls_reach_callbacks_as_errors() -> None:
 def test_streamed_runs_and_resumes_open_a_run_span_over_their_nodes(
     exporter: InMemorySpanExporter,
 ) -> None:
-    agent = Agent(
-        ScriptedModel([_call("add", '{"a": 2, "b": 40}'), FINAL]),
-        [add],
-        store="memory://",
-        approve=["add"],
-    )
+    agent = _adding_agent()
     steps = list(agent.stream("What is 2 + 40?", "t-stream"))
     assert steps and agent.result("t-stream").status == "paused"
     decisions = {p.call_id: Approve() for p in agent.result("t-stream").pending}
@@ -357,12 +351,7 @@ def test_async_streams_open_a_run_span_too(exporter: InMemorySpanExporter) -> No
 def test_a_call_a_person_answers_instead_of_running_gets_a_tool_span(
     exporter: InMemorySpanExporter, decision: Any, outcome: str, failed: bool
 ) -> None:
-    agent = Agent(
-        ScriptedModel([_call("add", '{"a": 2, "b": 40}'), FINAL]),
-        [add],
-        store="memory://",
-        approve=["add"],
-    )
+    agent = _adding_agent()
     paused = agent.run("What is 2 + 40?", thread_id="t-decided")
     (pending,) = paused.pending
     agent.resume("t-decided", decisions={pending.call_id: decision})
