@@ -102,10 +102,11 @@ class RunReader:
             limit *= 8
         newer = found[: ids.index(checkpoint_id) + 1]  # newest first, down to the one held
         # A checkpoint's writes are what the nodes that ran from it wrote: they are in the
-        # next checkpoint's chain. So the new steps are the writes of the held checkpoint
-        # and of every later one but the latest, oldest first.
+        # next checkpoint's chain, or, under the latest, in the state a read gives now (as
+        # `get_state` applies them). So the new steps are the writes of the held checkpoint
+        # and of every later one, oldest first.
         steps: list[BaseStep] = []
-        for tup in reversed(newer[1:]):
+        for tup in reversed(newer):
             written = [v for _, ch, v in tup.pending_writes or () if ch == "chain"]
             batch = [s for w in written for s in _revived(w)]
             # Parallel act tasks store their writes in any order; our nodes number their

@@ -3,6 +3,7 @@ the steps written since it last looked, never the whole chain again."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from typing import Any
@@ -88,3 +89,19 @@ def test_a_worker_runs_stream_reads_only_the_new_steps_and_matches_the_store(
     assert [(s["number"], s["id"]) for s in steps] == [(s.number, s.id) for s in chain]
     # One whole read when the stream opened; every later look read only what was new.
     assert len(full_reads) == 1
+
+
+def test_steps_since_any_checkpoint_are_the_rest_of_the_chain(any_store_url: str) -> None:
+    thread = f"s-{uuid.uuid4().hex[:10]}"
+    limits = StepLimits(max_steps=CYCLES + 2)
+    with Agent(ScriptedModel(_replies()), [add], limits=limits, store=any_store_url) as agent:
+        chain = agent.run("count", thread_id=thread).chain
+        for info in agent.history(thread)[:: max(1, len(agent.history(thread)) // 6)]:
+            config = {"configurable": {"thread_id": thread, "checkpoint_id": info.checkpoint_id}}
+            held = list(agent.graph.get_state(config).values.get("chain", []))
+            tail = asyncio.run(agent.reader.steps_since(thread, info.checkpoint_id, held))
+            assert tail is not None
+            latest, new = tail
+            assert [(s.number, s.id) for s in held + new] == [(s.number, s.id) for s in chain]
+            assert latest.values["run"].status == "done" and "chain" not in latest.values
+        assert asyncio.run(agent.reader.steps_since(thread, "no-such-checkpoint", [])) is None
