@@ -136,3 +136,19 @@ def test_hostile_replies_parse_quickly_without_raising(text: str) -> None:
 def test_non_string_input_is_an_error_not_a_crash() -> None:
     decision = parse(None)  # type: ignore[arg-type]
     assert decision.kind == "error"
+
+
+def test_the_tool_list_follows_a_tool_whose_description_changed() -> None:
+    from thinkgraph import tool
+    from thinkgraph.policies.react_text import describe_tools
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key
+
+    first = describe_tools([lookup])
+    assert describe_tools([lookup]) == first  # rendered once, then reused
+    lookup.description = "Look a key up in the archive."
+    assert "in the archive" in describe_tools([lookup])
+    assert "in the archive" not in first

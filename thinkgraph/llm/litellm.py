@@ -337,11 +337,20 @@ def _parse_arguments(arguments: Any) -> tuple[dict[str, Any] | None, str | None]
 
 
 def _cost(response: Any) -> float | None:
-    """The cost from litellm's cost map, or None when the model is not in it (never a guess)."""
-    try:
-        cost = _litellm().completion_cost(completion_response=response)
-    except Exception:
-        return None
+    """The cost from litellm's cost map, or None when the model is not in it (never a guess).
+
+    litellm prices each response as it builds it (``_hidden_params["response_cost"]``, None
+    for a model its map lacks); that figure is taken as it is. Only a response without it
+    is priced here, which for a model outside the map costs a raised exception per call.
+    """
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        cost = hidden["response_cost"]
+    else:
+        try:
+            cost = _litellm().completion_cost(completion_response=response)
+        except Exception:
+            return None
     if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
         return float(cost)
     return None

@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -196,7 +197,26 @@ def describe_tools(tools: Sequence[Tool]) -> str:
     return "\n".join(_describe(tool) for tool in tools)
 
 
+_DESCRIBED: weakref.WeakKeyDictionary[Tool, tuple[tuple[str, str, str], str]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each tool's rendered description, with the name and texts it was rendered from: every
+think step renders every tool, and a tool's schema does not change."""
+
+
 def _describe(tool: Tool) -> str:
+    key = (tool.name, tool.description, tool.returns)
+    try:
+        memo = _DESCRIBED.get(tool)
+    except TypeError:  # a tool that cannot be weakly referenced is rendered each time
+        return _render_tool(tool)
+    if memo is None or memo[0] != key:
+        memo = (key, _render_tool(tool))
+        _DESCRIBED[tool] = memo
+    return memo[1]
+
+
+def _render_tool(tool: Tool) -> str:
     schema = tool.json_schema()  # the args model's schema, without pydantic's titles
     props: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", []))
