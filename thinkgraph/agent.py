@@ -48,7 +48,7 @@ from thinkgraph.snapshots import (
 )
 from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep, start_state
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer, open_checkpointer
-from thinkgraph.storage.extras import KeepsPausedRuns
+from thinkgraph.storage.extras import KeepsPausedRuns, KnowsThreads
 from thinkgraph.storage.lease import athread_lease, thread_lease
 from thinkgraph.storage.threads import RunSummary
 from thinkgraph.streaming import (
@@ -217,8 +217,14 @@ class Agent:
 
     async def _refuse_existing(self, thread_id: str, config: RunnableConfig) -> None:
         # Any checkpoint means the thread holds a run, even one killed before its first
-        # node; asking the saver for the latest checkpoint does not rebuild the chain.
-        if await self._opened().aget_tuple(config) is not None:
+        # node; asking the saver for the latest checkpoint does not rebuild the chain, and
+        # a store that knows its threads answers from its index alone.
+        saver = self._opened()
+        if isinstance(saver, KnowsThreads):
+            exists = await saver.ahas_thread(thread_id)
+        else:
+            exists = await saver.aget_tuple(config) is not None
+        if exists:
             raise ThreadExistsError(
                 f"thread {thread_id!r} already holds a run; continue it with "
                 f"resume({thread_id!r}) or start this task on a new thread id"

@@ -72,3 +72,23 @@ def test_a_run_round_trips_through_every_store(any_store_url: str, thread_id: st
     with Agent(ScriptedModel(["Thought: t\nFinal Answer: ok"]), store=any_store_url) as agent:
         agent.run("x", thread_id=thread_id)
         assert agent.result(thread_id).answer == "ok"
+
+
+def test_the_durable_stores_know_their_threads_from_the_index(saver: object) -> None:
+    """What `Agent.run` asks before it starts a thread: only the root namespace counts."""
+    import asyncio
+
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from thinkgraph.storage.extras import KnowsThreads
+
+    assert isinstance(saver, KnowsThreads)
+    root = {"configurable": {"thread_id": "kt-root", "checkpoint_ns": ""}}
+    inner = {"configurable": {"thread_id": "kt-sub", "checkpoint_ns": "child:1"}}
+    saver.put(root, empty_checkpoint(), {"step": 0}, {})  # type: ignore[attr-defined]
+    saver.put(inner, empty_checkpoint(), {"step": 0}, {})  # type: ignore[attr-defined]
+    assert saver.has_thread("kt-root") is True
+    assert saver.has_thread("kt-sub") is False
+    assert saver.has_thread("kt-none") is False
+    assert asyncio.run(saver.ahas_thread("kt-root")) is True
+    assert asyncio.run(saver.ahas_thread("kt-none")) is False

@@ -195,3 +195,70 @@ def test_the_agent_takes_the_lock_workers_of_every_version_take(thread_id: str) 
             conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
             with pytest.raises(ThreadBusyError, match=BUSY.replace("(", r"\(")):
                 agent.resume(thread_id, {paused.pending[0].call_id: Approve()})
+
+
+# -- from async code: on the loop when nothing is in the way -----------------------------------
+
+
+@pytest.fixture
+def count_hand_offs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The functions the async lease hands to a thread, by name (each hop costs the loop)."""
+    import thinkgraph.storage.lease as lease_module
+
+    handed: list[str] = []
+    real = asyncio.to_thread
+
+    async def counted(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        handed.append(getattr(fn, "__qualname__", repr(fn)))
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(lease_module.asyncio, "to_thread", counted)
+    return handed
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_a_free_local_lease_is_taken_and_given_back_on_the_loop(
+    backend: str,
+    tmp_path: Path,
+    saver_for: Callable[[str], Any],
+    count_hand_offs: list[str],
+    thread_id: str,
+) -> None:
+    url = "memory://" if backend == "memory" else f"sqlite:///{tmp_path / 'runs.db'}"
+    saver = saver_for(url)
+
+    async def take() -> str:
+        async with athread_lease(saver, thread_id):
+            refused = _in_another_thread(lambda: _try_lease(saver, thread_id))
+            assert isinstance(refused, ThreadBusyError)  # held, as ever
+        return "held"
+
+    count_hand_offs.clear()
+    assert asyncio.run(take()) == "held"
+    assert count_hand_offs == []  # neither taking nor giving back went to a thread
+    assert _try_lease(saver, thread_id) == "held"  # given back
+
+
+def test_a_lease_being_let_go_is_waited_for_off_the_loop(
+    sqlite_url: str, saver_for: Callable[[str], Any], count_hand_offs: list[str], thread_id: str
+) -> None:
+    """A holder that is just starting or just letting go has no note yet: look again."""
+    import fcntl
+
+    from thinkgraph.storage.lease import FileLeases, leases_for
+
+    saver = saver_for(sqlite_url)
+    leases = leases_for(saver)
+    assert isinstance(leases, FileLeases)
+    leases.folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(leases.path(thread_id), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # locked, with no note: someone letting go
+    threading.Timer(0.03, os.close, (fd,)).start()
+
+    async def take() -> str:
+        async with athread_lease(saver, thread_id):
+            return "held"
+
+    count_hand_offs.clear()
+    assert asyncio.run(take()) == "held"
+    assert len(count_hand_offs) == 2  # taken by waiting on a thread, given back there too

@@ -123,3 +123,40 @@ def test_the_write_ahead_log_is_copied_back_during_a_long_run(tmp_path: Path) ->
     # The log is reused once copied back; left alone it would hold the whole run.
     assert stored > wal
     assert wal < 6 * 2**20
+
+
+def test_whether_a_thread_exists_is_read_on_the_loop_when_nothing_holds_the_store(
+    saver: CompactSqliteSaver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Agent.arun` asks it of every new thread; a hand-off would cost more than the query."""
+
+    def no_hand_off(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a read with nothing in its way was handed to a thread")
+
+    saver.put(_config("there"), empty_checkpoint(), {"step": 0}, {})
+    monkeypatch.setattr(saver, "_off_loop", no_hand_off)
+
+    async def ask() -> tuple[bool, bool]:
+        return await saver.ahas_thread("there"), await saver.ahas_thread("not-there")
+
+    assert asyncio.run(ask()) == (True, False)
+
+
+def test_whether_a_thread_exists_waits_off_the_loop_while_the_stores_thread_holds_it(
+    saver: CompactSqliteSaver,
+) -> None:
+    saver.put(_config("there"), empty_checkpoint(), {"step": 0}, {})
+    held = threading.Event()
+
+    def hold() -> None:
+        with saver.lock:
+            held.set()
+            time.sleep(0.3)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
+    started = time.monotonic()
+    assert asyncio.run(saver.ahas_thread("there")) is True
+    assert time.monotonic() - started >= 0.2  # it waited for the holder, on the thread
+    holder.join()

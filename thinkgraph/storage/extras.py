@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.runnables import RunnableConfig
 
-__all__ = ["KeepsPausedRuns", "ListsThreads"]
+__all__ = ["KeepsPausedRuns", "KnowsThreads", "ListsThreads"]
 
 
 @runtime_checkable
@@ -37,4 +37,17 @@ class ListsThreads(Protocol):
 
     def list_thread_ids(self) -> list[str]:
         """The thread ids of the root namespace, the most recently updated first."""
+        ...
+
+
+@runtime_checkable
+class KnowsThreads(Protocol):
+    """A store that can tell whether it holds a thread without loading its checkpoint."""
+
+    def has_thread(self, thread_id: str) -> bool:
+        """Whether any checkpoint of `thread_id` (root namespace) is stored."""
+        ...
+
+    async def ahas_thread(self, thread_id: str) -> bool:
+        """`has_thread` for async code."""
         ...

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "TakesLeasesAtOnce",
     "ThreadLeases",
     "athread_lease",
     "busy_message",
@@ -62,6 +63,26 @@ class ThreadLeases(Protocol):
 
     def lease_thread(self, thread_id: str) -> AbstractContextManager[None]:
         """Hold `thread_id`'s lease for the block.
+
+        Raises:
+            ThreadBusyError: someone else holds it; nothing was changed.
+        """
+        ...
+
+
+@runtime_checkable
+class TakesLeasesAtOnce(Protocol):
+    """Leases that can often be taken and given back without waiting on anything.
+
+    Async code then takes them on the event loop, instead of handing both ends of every
+    run to a thread (a hop that, with many runs at once, costs the loop more than the
+    lease). The leases of the SQLite and in-process stores are such.
+    """
+
+    def try_lease_thread(self, thread_id: str) -> AbstractContextManager[None] | None:
+        """`lease_thread`'s block if the lease is free now, else None (the caller then
+        waits with `lease_thread` off the loop). Entering and leaving the block returned do
+        not wait either; enter it at once.
 
         Raises:
             ThreadBusyError: someone else holds it; nothing was changed.
@@ -95,41 +116,87 @@ class FileLeases:
 
     @contextmanager
     def lease_thread(self, thread_id: str) -> Iterator[None]:
-        import fcntl
+        fd = self._open(thread_id)
+        try:
+            for _ in range(20):
+                if self._lock(fd, thread_id):
+                    break
+                time.sleep(0.005)
+            else:
+                raise ThreadBusyError(busy_message(thread_id, None))
+        except BaseException:
+            os.close(fd)
+            raise
+        with _Noted(fd, thread_id):
+            yield
 
+    def try_lease_thread(self, thread_id: str) -> AbstractContextManager[None] | None:
+        """See `TakesLeasesAtOnce`: a local file and a non-blocking `flock`, no retry."""
+        fd = self._open(thread_id)
+        try:
+            if self._lock(fd, thread_id):
+                return _Noted(fd, thread_id)
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+        return None
+
+    def path(self, thread_id: str) -> Path:
+        """The lease file of `thread_id`."""
+        return self.folder / hashlib.sha256(thread_id.encode()).hexdigest()[:32]
+
+    def _open(self, thread_id: str) -> int:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            name = hashlib.sha256(thread_id.encode()).hexdigest()[:32]
-            fd = os.open(self.folder / name, os.O_RDWR | os.O_CREAT, 0o644)
+            return os.open(self.path(thread_id), os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise StorageError(
                 f"cannot take thread {thread_id!r}'s lease in {self.folder} ({exc}); "
                 "the folder beside the database must be writable"
             ) from exc
+
+    @staticmethod
+    def _lock(fd: int, thread_id: str) -> bool:
+        """Lock `fd` if no one holds it; False if its holder is starting or letting go.
+
+        A holder writes its note just after locking and clears it just before unlocking:
+        an empty note means "look again in a moment", a note means refused.
+        """
+        import fcntl
+
         try:
-            # A holder writes its note just after locking and clears it just before
-            # unlocking: an empty note means "look again in a moment".
-            since: float | None = None
-            for _ in range(20):
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    since = _note_since(os.pread(fd, 4096, 0))
-                    if since is not None:
-                        raise ThreadBusyError(busy_message(thread_id, since)) from None
-                    time.sleep(0.005)
-            else:
-                raise ThreadBusyError(busy_message(thread_id, None))
-            note = {"pid": os.getpid(), "since": time.time(), "thread_id": thread_id}
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(note).encode(), 0)
-            try:
-                yield
-            finally:
-                os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            since = _note_since(os.pread(fd, 4096, 0))
+            if since is not None:
+                raise ThreadBusyError(busy_message(thread_id, since)) from None
+            return False
+        return True
+
+
+class _Noted:
+    """A locked lease file: the holder's note written on entry; cleared and closed (which
+    lets go of the lock) on exit."""
+
+    def __init__(self, fd: int, thread_id: str) -> None:
+        self.fd = fd
+        self.thread_id = thread_id
+
+    def __enter__(self) -> None:
+        note = {"pid": os.getpid(), "since": time.time(), "thread_id": self.thread_id}
+        try:
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, json.dumps(note).encode(), 0)
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            os.ftruncate(self.fd, 0)
         finally:
-            os.close(fd)  # releases the lock
+            os.close(self.fd)
 
 
 def _note_since(raw: bytes) -> float | None:
@@ -221,6 +288,10 @@ class LocalLeases:
             with self._guard:
                 del self._held[thread_id]
 
+    def try_lease_thread(self, thread_id: str) -> AbstractContextManager[None]:
+        """See `TakesLeasesAtOnce`: a lock of this process, never waited on for long."""
+        return self.lease_thread(thread_id)
+
 
 # -- choosing a store's leases ----------------------------------------------------------------
 
@@ -291,9 +362,8 @@ def is_held(saver: BaseCheckpointSaver[Any], thread_id: str) -> bool:
     if isinstance(leases, FileLeases):
         import fcntl
 
-        name = hashlib.sha256(thread_id.encode()).hexdigest()[:32]
         try:
-            fd = os.open(leases.folder / name, os.O_RDONLY)
+            fd = os.open(leases.path(thread_id), os.O_RDONLY)
         except FileNotFoundError:
             return False
         try:
@@ -366,18 +436,27 @@ def thread_lease(
 async def athread_lease(
     saver: BaseCheckpointSaver[Any], thread_id: str, *, nested: bool = True
 ) -> AsyncIterator[None]:
-    """`thread_lease` for async code: taking and giving back happen off the event loop."""
+    """`thread_lease` for async code: taking and giving back never make the event loop
+    wait — done on it when the store's leases can be taken at once (`TakesLeasesAtOnce`)
+    and are free, else on a thread."""
     leases = leases_for(saver)
     key = (id(leases), thread_id)
     if key in _HELD.get():
         yield
         return
-    held = leases.lease_thread(thread_id)
-    await asyncio.to_thread(held.__enter__)
+    quick = leases.try_lease_thread(thread_id) if isinstance(leases, TakesLeasesAtOnce) else None
+    held = quick if quick is not None else leases.lease_thread(thread_id)
+    if quick is not None:
+        quick.__enter__()
+    else:
+        await asyncio.to_thread(held.__enter__)
     token = _HELD.set(_HELD.get() | {key}) if nested else None
     try:
         yield
     finally:
         if token is not None:
             _HELD.reset(token)
-        await asyncio.to_thread(held.__exit__, None, None, None)
+        if quick is not None:
+            quick.__exit__(None, None, None)
+        else:
+            await asyncio.to_thread(held.__exit__, None, None, None)

@@ -61,6 +61,9 @@ _MARK_SQL = (
 )
 
 
+_HAS_THREAD_SQL = "SELECT 1 FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' LIMIT 1"
+
+
 class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
     """LangGraph's PostgresSaver that can keep a paused run's chain whole.
 
@@ -118,6 +121,11 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
         super().delete_thread(thread_id)
         with postgres_cursor(self) as cur:
             cur.execute("DELETE FROM kept_snapshots WHERE thread_id = %s", (str(thread_id),))
+
+    def has_thread(self, thread_id: str) -> bool:
+        """Whether the store holds `thread_id`, by index alone (see `KnowsThreads`)."""
+        with postgres_cursor(self) as cur:
+            return cur.execute(_HAS_THREAD_SQL, (str(thread_id),)).fetchone() is not None
 
     def list_thread_ids(self) -> list[str]:
         """The runs' thread ids, newest first, in one query (see `ListsThreads`)."""

@@ -83,6 +83,7 @@ _BLOB_SQL = (
     "SELECT type, checkpoint FROM checkpoints "
     "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
 )
+_HAS_THREAD_SQL = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' LIMIT 1"
 _LIST_SNAPSHOT_SQL = "INSERT OR REPLACE INTO delta_snapshots VALUES (?, ?, ?, ?, ?)"
 _LARGEST_SQL = "SELECT max(size) FROM delta_snapshots WHERE thread_id = ? AND channel = ?"
 _REWRITE_SQL = (
@@ -108,19 +109,20 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
 
     It serves async code too (`ainvoke`, `astream`): its async methods run these on the
     connection's own thread (`ThreadedAsyncSaver`), as aiosqlite would — except a write
-    that nothing stands in the way of, which is done at once (`_write_now`).
+    that nothing stands in the way of, which is done at once (`_call_now`).
     """
 
     def __init__(self, conn: sqlite3.Connection, **kwargs: Any) -> None:
         super().__init__(conn, **kwargs)
-        # Reentrant: `_write_now` holds it around a method that takes it again.
+        # Reentrant: `_call_now` holds it around a method that takes it again.
         self.lock = cast(Any, threading.RLock())
         self._puts = 0
 
-    def _write_now(self, fn: Any, *args: Any) -> tuple[bool, Any]:
-        """Do a write on the loop when it will not wait, as `ThreadedAsyncSaver` asks.
+    def _call_now(self, fn: Any, *args: Any) -> tuple[bool, Any]:
+        """Do a write or a short look-up on the loop when it will not wait, as
+        `ThreadedAsyncSaver` asks.
 
-        A write waits only for a lock: ours, held by the store's thread (a long read), or
+        A call waits only for a lock: ours, held by the store's thread (a long read), or
         SQLite's, held by another process's write; neither is waited for here — the write
         then goes to the store's thread, which waits as long as `BUSY_TIMEOUT_MS`. Nor is
         an fsync: in WAL mode with synchronous=NORMAL a commit only appends to the log, and
@@ -243,6 +245,12 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
         super().delete_thread(thread_id)
         with self.cursor() as cur:
             cur.execute("DELETE FROM delta_snapshots WHERE thread_id = ?", (str(thread_id),))
+
+    def has_thread(self, thread_id: str) -> bool:
+        """Whether the store holds `thread_id`, by index alone (see `KnowsThreads`)."""
+        with self.lock:
+            found = self.conn.execute(_HAS_THREAD_SQL, (str(thread_id),)).fetchone()
+        return found is not None
 
     def list_thread_ids(self) -> list[str]:
         """The runs' thread ids, newest first, in one query (see `ListsThreads`)."""

@@ -10,10 +10,11 @@ A SQLite connection is used from one thread at a time anyway (the saver's lock),
 executor has one thread, as aiosqlite has. Each call is one short statement batch; many
 runs share the thread by taking turns per checkpoint, not per run.
 
-A saver may do a write on the loop instead (`_write_now`), where it can tell that the
-write will not wait: a SQLite commit in WAL mode with ``synchronous=NORMAL`` is a copy
-into the log, cheaper than the hand-off to a thread and back. When anything stands in
-the way, the write goes to the executor like every other call.
+A saver may do a short call on the loop instead (`_call_now`), where it can tell that
+the call will not wait: a SQLite commit in WAL mode with ``synchronous=NORMAL`` is a copy
+into the log, and "does this thread exist" one index look-up — both cheaper than the
+hand-off to a thread and back. When anything stands in the way, the call goes to the
+executor like every other.
 """
 
 from __future__ import annotations
@@ -67,18 +68,18 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
         context = contextvars.copy_context()
         return await loop.run_in_executor(self._executor(), context.run, call)
 
-    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
-        """A write: done now if the saver can do it without waiting, else off the loop."""
-        done, value = self._write_now(fn, *args)
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        """A short call (a write, a look-up): done now if it will not wait, else off the loop."""
+        done, value = self._call_now(fn, *args)
         if done:
             return cast(T, value)
         return await self._off_loop(fn, *args)
 
-    def _write_now(self, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
-        """Do the write `fn(*args)` on the calling thread if it cannot wait on anything.
+    def _call_now(self, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+        """Do `fn(*args)` on the calling thread if it cannot wait on anything.
 
         Returns (True, its result) when done, (False, None) when it must be handed off;
-        a saver whose writes may wait (on a socket, a lock) keeps this default.
+        a saver whose calls may wait (on a socket, a lock) keeps this default.
         """
         return False, None
 
@@ -87,6 +88,16 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
         if self.__executor is not None:
             self.__executor.shutdown(wait=True)
             self.__executor = None
+
+    async def ahas_thread(self, thread_id: str) -> bool:
+        """Whether the store holds `thread_id` (see `KnowsThreads`): a look-up, so done on
+        the loop when the saver can do it without waiting."""
+        return bool(await self._call(self.has_thread, thread_id))
+
+    def has_thread(self, thread_id: str) -> bool:
+        """Whether the store holds any checkpoint of `thread_id` in the root namespace."""
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        return self.get_tuple(config) is not None
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return await self._off_loop(self.get_tuple, config)
@@ -114,7 +125,7 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await self._write(self.put, config, checkpoint, metadata, new_versions)
+        return await self._call(self.put, config, checkpoint, metadata, new_versions)
 
     async def aput_writes(
         self,
@@ -123,7 +134,7 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await self._write(self.put_writes, config, writes, task_id, task_path)
+        await self._call(self.put_writes, config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self._off_loop(self.delete_thread, thread_id)
