@@ -64,6 +64,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the loopback model's seconds per call (default 0.5; 0.2 with --quick)",
     )
     parser.add_argument(
+        "--concurrency-rounds",
+        type=int,
+        metavar="K",
+        help="rounds of each count up to 200 runs, the median shown (default 3; 1 with --quick)",
+    )
+    parser.add_argument(
         "--worker-runs",
         type=int,
         metavar="N",
@@ -81,6 +87,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--repeat must be at least 1")
     if args.concurrency_runs and min(args.concurrency_runs) < 1:
         parser.error("--concurrency-runs must be at least 1")
+    if args.concurrency_rounds is not None and args.concurrency_rounds < 1:
+        parser.error("--concurrency-rounds must be at least 1")
     if args.latency is not None and args.latency < 0:
         parser.error("--latency cannot be negative")
     if args.worker_runs is not None and args.worker_runs < 0:
@@ -98,6 +106,7 @@ def concurrency_from(args: argparse.Namespace) -> ConcurrencyConfig | None:
     return ConcurrencyConfig(
         runs=runs,
         latency_s=args.latency if args.latency is not None else (0.2 if quick else 0.5),
+        rounds=args.concurrency_rounds or (1 if quick else 3),
         worker_runs=worker_runs,
         worker_concurrency=(1, worker_runs),
         startup_repeat=1 if quick else 3,

@@ -18,6 +18,7 @@ Every child is bounded by a timeout; everything listens and connects on 127.0.0.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -44,6 +45,8 @@ POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0
 CLI_TOOL = "bench.thinkgraph_run:ADD"
 """`add` as a thinkgraph `Tool` (the CLI's progress display needs tools, not functions)."""
 STARTUP_TIMEOUT_S = 180.0
+ROUNDS_UP_TO = 200
+"""The largest count run `ConcurrencyConfig.rounds` times; above it, one round."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,11 @@ class ConcurrencyConfig:
     """The model server's latency per call."""
     systems: tuple[str, ...] = ("thinkgraph", "langgraph", "litellm")
     """Systems of `bench.concurrent_run`, run in this order for every count."""
+    rounds: int = 3
+    """Rounds of each count up to `ROUNDS_UP_TO` runs: every system once per round, the order
+    reversed every other round; the report takes each system's median. One sample of a
+    200-run cell varies by ±15 % from one process to the next on a shared machine, as much
+    as the ratios being judged. Larger counts run once (a 1,000-run cell takes minutes)."""
     worker_runs: int = 50
     """Runs queued for the worker scenario; 0 skips it."""
     worker_concurrency: tuple[int, ...] = (1, 50)
@@ -85,10 +93,14 @@ def run_scenarios(config: ConcurrencyConfig, log: Callable[[str], None]) -> Conc
     try:
         with serve_model(config.latency_s, env=env) as url:
             for runs in config.runs:
-                for system in config.systems:
-                    sample = _concurrent(system, runs, config.latency_s, url, root, env)
-                    results.samples.append(sample)
-                    log(_describe(sample))
+                rounds = config.rounds if runs <= ROUNDS_UP_TO else 1
+                for round_ in range(rounds):
+                    order = config.systems if round_ % 2 == 0 else config.systems[::-1]
+                    for system in order:
+                        sample = _concurrent(system, runs, config.latency_s, url, root, env)
+                        sample = dataclasses.replace(sample, round=round_)
+                        results.samples.append(sample)
+                        log(_describe(sample))
             if config.worker_runs:
                 for concurrency in config.worker_concurrency:
                     worker = _worker(config, concurrency, url, env)

@@ -27,10 +27,29 @@ NAMES = {
 }
 
 
+def _samples(c: ConcurrencyResults, system: str, runs: int) -> list[ConcurrencySample]:
+    return [s for s in c.samples if s.system == system and s.runs == runs]
+
+
 def _sample(c: ConcurrencyResults | None, system: str, runs: int) -> ConcurrencySample | None:
+    """The sample a cell shows: the median round (the lower one of an even count), or a
+    failed round if any failed — a failure is never hidden behind a median."""
     if c is None:
         return None
-    return next((s for s in c.samples if s.system == system and s.runs == runs), None)
+    taken = _samples(c, system, runs)
+    failed = [s for s in taken if s.seconds is None or s.completed < s.runs]
+    if failed or not taken:
+        return failed[0] if failed else None
+    ordered = sorted(taken, key=lambda s: s.seconds or 0.0)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def _spread(c: ConcurrencyResults, s: ConcurrencySample) -> str:
+    """ " (min–max of K rounds)" after a median of several rounds, else nothing."""
+    times = [x.seconds for x in _samples(c, s.system, s.runs) if x.seconds is not None]
+    if len(times) < 2:
+        return ""
+    return f" ({min(times):.2f}–{max(times):.2f}, {len(times)} rounds)"
 
 
 def _ratio(c: ConcurrencyResults, s: ConcurrencySample) -> float | None:
@@ -158,9 +177,16 @@ def concurrency_markdown(c: ConcurrencyResults | None) -> list[str]:
         "RSS growth per run (KB) | done |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for s in c.samples:
+    cells = dict.fromkeys((s.system, s.runs) for s in c.samples)
+    for system, runs in cells:
+        s = _sample(c, system, runs)
+        assert s is not None
         ratio = _ratio(c, s)
-        wall = _cell(s.seconds, ".2f") if s.seconds is not None else f"failed: {s.error}"
+        wall = (
+            _cell(s.seconds, ".2f") + _spread(c, s)
+            if s.seconds is not None
+            else f"failed: {s.error}"
+        )
         lines.append(
             f"| {NAMES.get(s.system, s.system)} | {s.runs:,} | {s.latency_s:g} | {wall} | "
             f"{_times(ratio, '.2f')} | "
@@ -229,8 +255,10 @@ def concurrency_notes(c: ConcurrencyResults | None) -> list[str]:
         "Latency-bound: each system in its own process with a fresh SQLite file, after one "
         "untimed warm-up run; the N runs are one `asyncio.gather`. The model server "
         "(uvicorn + Starlette, `asyncio.sleep(L)` per call) is another process on 127.0.0.1; "
-        "a run makes two calls, so the ideal wall time is 2·L. One sample per cell, not a "
-        "median.",
+        "a run makes two calls, so the ideal wall time is 2·L. Up to 200 runs at once, "
+        f"{c.config.rounds} rounds (every system once per round, the order reversed every "
+        "other round); a cell shows the median round and the spread, and the ratios are "
+        "of medians. Larger counts: one round.",
         "RSS growth per run: (peak VmHWM during the runs, reset just before them − VmRSS "
         "before them) / N, in KB (1 KB = 1024 B).",
         "Worker: runs submitted with `RunQueue.submit`, then one `run_worker(wait=False, "
@@ -261,6 +289,7 @@ def concurrency_json(c: ConcurrencyResults | None) -> dict[str, Any] | None:
                 **asdict(s),
                 "ideal_s": s.ideal_s,
                 "ratio_to_langgraph": _ratio(c, s),
+                "median_of_cell": s is _sample(c, s.system, s.runs),
                 "ratio_to_ideal": None if s.seconds is None else s.seconds / s.ideal_s,
                 "rss_kb_per_run": s.rss_kb_per_run,
             }

@@ -85,6 +85,8 @@ class ConcurrencySample:
     """Peak resident memory while the runs went (VmHWM, reset just before them)."""
     error: str | None = None
     """Why runs failed, when some did."""
+    round: int = 0
+    """Which round of the scenario took it (see `ConcurrencyConfig.rounds`)."""
 
     @property
     def ideal_s(self) -> float:
