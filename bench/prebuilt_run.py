@@ -20,7 +20,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from bench.samples import ResumeSample, RunSample
-from bench.sqlite_files import count_checkpoints, open_wal, storage_size
+from bench.sqlite_files import count_checkpoints, open_wal, stopped_at, storage_size
 from bench.workload import TASK, add, final_answer, tool_args
 
 __all__ = ["DB_NAME", "find_fork_point", "resume", "run"]
@@ -115,8 +115,8 @@ def find_fork_point(db: Path, cycles: int) -> str:
 def resume(db: Path, cycles: int, checkpoint_id: str) -> ResumeSample:
     """Time load and load + first node from the end of the last cycle, fresh each time.
 
-    The same method as thinkgraph's: fork at the checkpoint before the final model call
-    and stop right after that call (the "agent" node).
+    The same method as thinkgraph's: resume a copy cut back to the checkpoint before the
+    final model call and stop right after that call (the "agent" node).
     """
     return ResumeSample(
         SYSTEM,
@@ -140,15 +140,16 @@ def _timed_load(db: Path, cycles: int, checkpoint_id: str) -> float:
 
 
 def _timed_first_node(db: Path, cycles: int, checkpoint_id: str) -> float:
-    saver = _saver(db)
+    copy = stopped_at(db, checkpoint_id, db.with_name(f"resumed-{db.name}"))
+    saver = _saver(copy)
     graph = _graph([AIMessage(content=final_answer(cycles))], saver)
     gc.collect()
     started = time.perf_counter()
-    out = graph.invoke(
-        None, _config(cycles, checkpoint_id), durability="sync", interrupt_after=["agent"]
-    )
+    out = graph.invoke(None, _config(cycles), durability="sync", interrupt_after=["agent"])
     seconds = time.perf_counter() - started
     saver.conn.close()
+    for path in (copy, copy.with_name(copy.name + "-wal"), copy.with_name(copy.name + "-shm")):
+        path.unlink(missing_ok=True)
     if out["messages"][-1].content != final_answer(cycles):
         raise RuntimeError("the resumed agent node did not give the final answer")
     return seconds

@@ -345,9 +345,11 @@ def _orchestration_notes(results: SuiteResults) -> list[str]:
         "Time per node: run time / graph nodes executed (super-steps counted from the "
         "checkpoints; thinkgraph runs think, act, observe per cycle plus think, validate, "
         "finalize at the end; the prebuilt agent runs agent, tools per cycle plus agent).",
-        "Resume: in a fresh agent with a new connection, fork the stored run at the "
-        "checkpoint after its last tool cycle and stop right after the next model node "
-        "(thinkgraph interrupt_after=['think'], prebuilt interrupt_after=['agent']).",
+        "Resume: in a fresh agent with a new connection. Load: the state at the checkpoint "
+        "after the run's last tool cycle. Load + first node: a copy of the store cut back "
+        "to that checkpoint, as a process killed just after it leaves the run, resumed and "
+        "stopped right after the next model node (thinkgraph interrupt_after=['think'], "
+        "prebuilt interrupt_after=['agent']).",
         "Prebuilt agent: langgraph.prebuilt.create_react_agent (deprecated in LangGraph 1.x "
         "in favour of langchain.agents.create_agent, which lives in the `langchain` "
         "package) with a GenericFakeChatModel that accepts bind_tools.",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bench.samples import StorageSize
 
-__all__ = ["count_checkpoints", "open_wal", "storage_size"]
+__all__ = ["count_checkpoints", "open_wal", "stopped_at", "storage_size"]
 
 
 def open_wal(path: Path) -> sqlite3.Connection:
@@ -49,3 +49,26 @@ def count_checkpoints(path: Path) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0])
     finally:
         conn.close()
+
+
+def stopped_at(path: Path, checkpoint_id: str, copy: Path) -> Path:
+    """A copy of the store at `path` as a process killed just after storing `checkpoint_id`
+    leaves it: every later checkpoint, the writes of the tasks that ran from it on and
+    thinkgraph's listing of later chain snapshots are removed. Untimed set-up of a resume.
+
+    Checkpoint ids sort by time (LangGraph orders by them), so "later" is a comparison.
+    """
+    source = sqlite3.connect(str(path))
+    target = sqlite3.connect(str(copy))
+    try:
+        source.backup(target)
+        tables = {row[0] for row in target.execute("SELECT name FROM sqlite_master")}
+        target.execute("DELETE FROM checkpoints WHERE checkpoint_id > ?", (checkpoint_id,))
+        target.execute("DELETE FROM writes WHERE checkpoint_id >= ?", (checkpoint_id,))
+        if "delta_snapshots" in tables:
+            target.execute("DELETE FROM delta_snapshots WHERE checkpoint_id > ?", (checkpoint_id,))
+        target.commit()
+    finally:
+        source.close()
+        target.close()
+    return copy

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.samples import ResumeSample, RunSample
-from bench.sqlite_files import count_checkpoints, storage_size
+from bench.sqlite_files import count_checkpoints, stopped_at, storage_size
 from bench.workload import TASK, add, final_answer, react_replies
 from thinkgraph import Agent, ScriptedModel, StepLimits, tool
 from thinkgraph.state import ThoughtStep
@@ -87,10 +87,12 @@ def find_fork_point(db: Path, cycles: int) -> str:
 def resume(db: Path, cycles: int, checkpoint_id: str) -> ResumeSample:
     """Time load, load + first node, and `Agent.result`, each in a fresh agent.
 
-    "Load + first node" forks the thread at `checkpoint_id` (the end of the last tool
-    cycle) and stops right after think: the checkpoint is read, the chain rebuilt, the
-    model called and think's checkpoint written. Forking leaves the stored run as it was,
-    so every repeat resumes the same state; each fork adds one branch of one checkpoint.
+    "Load + first node" resumes the run as a process killed just after `checkpoint_id`
+    (the end of the last tool cycle) left it — on a copy cut back to that checkpoint, made
+    untimed for every repeat — and stops right after think: the checkpoint is read, the
+    chain rebuilt, the model called and think's checkpoint written. (Forking at the
+    checkpoint instead, as this did before, also times the fork's own checkpoint, which
+    stores the whole chain: a resume writes no such checkpoint.)
     """
     load_s = _timed_load(db, cycles, checkpoint_id)
     first_s = _timed_first_node(db, cycles, checkpoint_id)
@@ -111,14 +113,16 @@ def _timed_load(db: Path, cycles: int, checkpoint_id: str) -> float:
 
 
 def _timed_first_node(db: Path, cycles: int, checkpoint_id: str) -> float:
-    agent = _agent(cycles, db)
+    copy = stopped_at(db, checkpoint_id, db.with_name(f"resumed-{db.name}"))
+    agent = _agent(cycles, copy)
     gc.collect()
     started = time.perf_counter()
     values = agent.graph.invoke(
-        None, _config(checkpoint_id, cycles), durability="sync", interrupt_after=["think"]
+        None, _config(cycles=cycles), durability="sync", interrupt_after=["think"]
     )
     seconds = time.perf_counter() - started
     agent.close()
+    _remove(copy)
     last = values["chain"][-1]
     if not (isinstance(last, ThoughtStep) and last.answer == final_answer(cycles)):
         raise RuntimeError(f"the resumed think did not give the final answer: {last!r}")
@@ -136,6 +140,11 @@ def _timed_result(db: Path, cycles: int) -> float:
     if len(result.chain) < 5 * cycles:
         raise RuntimeError(f"the stored run has {len(result.chain)} steps, not a full run")
     return seconds
+
+
+def _remove(db: Path) -> None:
+    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        path.unlink(missing_ok=True)
 
 
 def _publish(report: str) -> str:
