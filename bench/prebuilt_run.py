@@ -20,7 +20,13 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from bench.samples import ResumeSample, RunSample
-from bench.sqlite_files import count_checkpoints, open_wal, stopped_at, storage_size
+from bench.sqlite_files import (
+    count_checkpoints,
+    open_wal,
+    remove_store,
+    stopped_at,
+    storage_size,
+)
 from bench.workload import TASK, add, final_answer, tool_args
 
 __all__ = ["DB_NAME", "find_fork_point", "resume", "run"]
@@ -148,8 +154,7 @@ def _timed_first_node(db: Path, cycles: int, checkpoint_id: str) -> float:
     out = graph.invoke(None, _config(cycles), durability="sync", interrupt_after=["agent"])
     seconds = time.perf_counter() - started
     saver.conn.close()
-    for path in (copy, copy.with_name(copy.name + "-wal"), copy.with_name(copy.name + "-shm")):
-        path.unlink(missing_ok=True)
+    remove_store(copy)
     if out["messages"][-1].content != final_answer(cycles):
         raise RuntimeError("the resumed agent node did not give the final answer")
     return seconds

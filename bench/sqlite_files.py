@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bench.samples import StorageSize
 
-__all__ = ["count_checkpoints", "open_wal", "stopped_at", "storage_size"]
+__all__ = ["count_checkpoints", "open_wal", "remove_store", "stopped_at", "storage_size"]
 
 
 def open_wal(path: Path) -> sqlite3.Connection:
@@ -37,9 +37,21 @@ def storage_size(path: Path) -> StorageSize:
         ).fetchone()[0]
     finally:
         conn.close()
-    files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
-    on_disk = sum(f.stat().st_size for f in files if f.exists() and not f.name.endswith("-shm"))
+    on_disk = sum(
+        f.stat().st_size for f in _files(path) if f.exists() and not f.name.endswith("-shm")
+    )
     return StorageSize(file_bytes=on_disk, blob_bytes=int(blobs))
+
+
+def _files(path: Path) -> list[Path]:
+    """A SQLite store's files: the database, its write-ahead log and its shared memory."""
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def remove_store(path: Path) -> None:
+    """Delete a SQLite store and its side files."""
+    for file in _files(path):
+        file.unlink(missing_ok=True)
 
 
 def count_checkpoints(path: Path) -> int:

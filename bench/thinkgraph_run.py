@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.samples import ResumeSample, RunSample
-from bench.sqlite_files import count_checkpoints, stopped_at, storage_size
+from bench.sqlite_files import count_checkpoints, remove_store, stopped_at, storage_size
 from bench.workload import TASK, add, final_answer, react_replies
 from thinkgraph import Agent, ScriptedModel, StepLimits, tool
 from thinkgraph.state import ThoughtStep
@@ -122,7 +122,7 @@ def _timed_first_node(db: Path, cycles: int, checkpoint_id: str) -> float:
     )
     seconds = time.perf_counter() - started
     agent.close()
-    _remove(copy)
+    remove_store(copy)
     last = values["chain"][-1]
     if not (isinstance(last, ThoughtStep) and last.answer == final_answer(cycles)):
         raise RuntimeError(f"the resumed think did not give the final answer: {last!r}")
@@ -140,11 +140,6 @@ def _timed_result(db: Path, cycles: int) -> float:
     if len(result.chain) < 5 * cycles:
         raise RuntimeError(f"the stored run has {len(result.chain)} steps, not a full run")
     return seconds
-
-
-def _remove(db: Path) -> None:
-    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
-        path.unlink(missing_ok=True)
 
 
 def _publish(report: str) -> str:
