@@ -158,6 +158,39 @@ def test_a_sigkilled_holder_never_blocks_the_thread(
             time.sleep(0.05)
 
 
+def test_the_async_lease_refuses_a_thread_another_process_holds(
+    store_url: str, saver_for: Callable[[str], Any], thread_id: str
+) -> None:
+    """The lease taken on the event loop (SQLite) or on a thread (PostgreSQL) sees a holder
+    in another process as the sync lease does, and takes the thread once it is let go."""
+    saver = saver_for(store_url)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, store_url, thread_id],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+    async def take() -> str:
+        async with athread_lease(saver, thread_id):
+            return "held"
+
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(ThreadBusyError, match=r"another process \(since \d{4}-"):
+            asyncio.run(take())
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            assert asyncio.run(take()) == "held"
+            break
+        except ThreadBusyError:
+            assert time.monotonic() < deadline, "a dead holder still blocks the thread"
+            time.sleep(0.05)
+
+
 # -- every door of the Agent --------------------------------------------------------------------
 
 
