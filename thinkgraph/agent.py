@@ -30,6 +30,7 @@ from thinkgraph.errors import (
     ThreadExistsError,
     ThreadNotFoundError,
 )
+from thinkgraph.forks import edited_state, fork_edits
 from thinkgraph.graphs.react import build_react_graph
 from thinkgraph.hitl import Pending, check_approvals
 from thinkgraph.llm import as_chat_model
@@ -42,7 +43,6 @@ from thinkgraph.reader import RunReader
 from thinkgraph.result import RunResult
 from thinkgraph.snapshots import (
     CheckpointInfo,
-    edited_chain,
     pending_of,
     status_of,
 )
@@ -541,15 +541,20 @@ class Agent:
         """Start a new thread from any checkpoint of a run and run it on.
 
         The original thread is not touched. The new chain is the chain at that checkpoint,
-        with `edit` applied (step number → new field values, e.g. ``{5: {"text": "the
-        file is empty"}}`` for an observation, or ``{"answer": ...}`` for a thought), and a
-        `human` step recording the fork.
+        with `edit` applied, and a `human` step recording the fork. An edit maps a step
+        number to its new value, and changes only what a person may change (see
+        `thinkgraph.forks`): an observation's text (``{5: {"text": "the file is empty"}}``),
+        the answer of a thought not yet validated (``{7: {"answer": "42"}}``), or the
+        args of a tool call that has neither run nor a person's decision (``{3: {"args":
+        {"path": "b.txt"}}}``): the call runs with them, approved again if they need it.
 
         Raises:
             ThreadNotFoundError: no such thread or no such checkpoint in it.
-            ResumeValueError: an edit names a step that does not exist or a field it lacks.
+            ResumeValueError: `edit` is not ``{step_number: {field: value}}``, names a step
+                that does not exist, or changes what a person may not change.
             ThreadBusyError: another process is advancing `new_thread_id`.
         """
+        edits = fork_edits(edit)
         source = self._config(thread_id)
         source["configurable"]["checkpoint_id"] = checkpoint_id
         snapshot = await self.graph.aget_state(source)
@@ -568,15 +573,14 @@ class Agent:
             values = self._start(task.text if task is not None else "")
             values["limits"] = run.get("limits") or self.limits
             values["breakpoints"] = run.get("breakpoints") or self.breakpoints
-        chain = edited_chain(list(values["chain"]), edit or {})
+        values = edited_state(values, edits, self.deps)
         note = f"forked from {thread_id}@{checkpoint_id}"
-        if edit:
-            note += f"; edited steps {', '.join(map(str, sorted(edit)))}"
-        chain.append(HumanStep(node="fork", kind="fork", text=note))
+        if edits:
+            note += f"; edited steps {', '.join(map(str, sorted(edits)))}"
+        values["chain"] = [*values["chain"], HumanStep(node="fork", kind="fork", text=note)]
         new_id = new_thread_id or uuid.uuid4().hex[:12]
         target = self._config(new_id)
         as_node = str(values.get("node") or "start")
-        values["chain"] = chain
         points = values.get("breakpoints")
         # The source is only read; the new thread is the one advanced.
         async with athread_lease(self._opened(), new_id):

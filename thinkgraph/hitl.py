@@ -53,6 +53,7 @@ __all__ = [
     "Respond",
     "approval_answer",
     "check_approvals",
+    "check_edited_args",
 ]
 
 
@@ -257,6 +258,17 @@ def _checked(
             _check_edit(waiting[str(call_id)], decision, tools)
         stored[str(call_id)] = decision.model_dump()
     return stored
+
+
+def check_edited_args(call_id: str, tool: str, args: dict[str, Any], tools: ToolRegistry) -> None:
+    """Refuse a person's new arguments for a call when they fail the tool's schema.
+
+    One check for every way a person edits a call: an `Edit` decision, a fork's edit.
+
+    Raises:
+        ResumeValueError: naming each field that is wrong.
+    """
+    _check_edit(Pending(kind="approval", call_id=call_id, tool=tool), Edit(args=args), tools)
 
 
 def _check_edit(request: Pending, edit: Edit, tools: ToolRegistry) -> None:

@@ -6,7 +6,7 @@ module turns that into thinkgraph's words: running, paused (and for what), done,
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -15,16 +15,14 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 from pydantic import BaseModel, ConfigDict
 
-from thinkgraph.errors import ResumeValueError
 from thinkgraph.hitl import Pending
-from thinkgraph.state import BaseStep, Counters, RunInfo
+from thinkgraph.state import Counters, RunInfo
 from thinkgraph.types import Breakpoints, RunStatus
 
 __all__ = [
     "CheckpointInfo",
     "breakpoint_pause",
     "checkpoints",
-    "edited_chain",
     "pending_of",
     "status_of",
 ]
@@ -116,26 +114,3 @@ def checkpoints(saver: BaseCheckpointSaver[Any], thread_id: str) -> Iterator[Che
             step=counters.steps if isinstance(counters, Counters) else 0,
             at=datetime.fromisoformat(ts) if isinstance(ts, str) else None,
         )
-
-
-def edited_chain(chain: list[BaseStep], edit: Mapping[int, Mapping[str, Any]]) -> list[BaseStep]:
-    """The chain with `edit` applied: step number -> new field values, each re-validated.
-
-    Raises:
-        ResumeValueError: a step that does not exist, a field it lacks, an invalid value.
-    """
-    for number, fields in edit.items():
-        if not 0 <= number < len(chain):
-            raise ResumeValueError(f"cannot edit step {number}: the chain has {len(chain)} steps")
-        step = chain[number]
-        unknown = set(fields) - set(type(step).model_fields)
-        if unknown:
-            raise ResumeValueError(
-                f"step {number} is a {getattr(step, 'type', '?')} step; it has no field "
-                f"{sorted(unknown)[0]!r}"
-            )
-        try:
-            chain[number] = type(step).model_validate({**step.model_dump(), **fields})
-        except ValueError as exc:
-            raise ResumeValueError(f"edit of step {number} is invalid: {exc}") from exc
-    return chain

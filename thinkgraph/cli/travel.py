@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Annotated, Any
 
@@ -48,14 +49,29 @@ def history(
 
 
 def _step_edits(items: list[str] | None) -> dict[int, dict[str, Any]]:
+    """`--edit STEP:FIELD=VALUE` options as `Agent.fork`'s edit; a call's args are JSON.
+
+    What a field may be edited to is decided by `thinkgraph.forks`, not here.
+    """
     edits: dict[int, dict[str, Any]] = {}
     for item in items or []:
         number, colon, rest = item.partition(":")
         field, equals, value = rest.partition("=")
+        field = field.strip()
         if not (colon and equals and number.strip().isdigit() and field):
             fail(f"--edit {item!r}: use STEP:FIELD=VALUE, e.g. --edit '5:text=the file is empty'")
-        edits.setdefault(int(number), {})[field.strip()] = value
+        edits.setdefault(int(number), {})[field] = _args(item, value) if field == "args" else value
     return edits
+
+
+def _args(item: str, value: str) -> dict[str, Any]:
+    try:
+        args = json.loads(value)
+    except ValueError:
+        args = None
+    if not isinstance(args, dict):
+        fail(f'--edit {item!r}: args is a JSON object, e.g. --edit \'3:args={{"path": "b.txt"}}\'')
+    return args
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -64,7 +80,11 @@ def fork(
     checkpoint: Annotated[str, typer.Argument(help="A checkpoint id from `thinkgraph history`.")],
     edit: Annotated[
         list[str] | None,
-        typer.Option(help="STEP:FIELD=VALUE, e.g. '5:text=the file is empty' (repeatable)."),
+        typer.Option(
+            help="STEP:FIELD=VALUE (repeatable): an observation's text, e.g. '5:text=the file "
+            "is empty'; a thought's answer not yet validated, '7:answer=42'; the args of a "
+            'tool call not yet run or approved, as JSON, \'3:args={"path": "b.txt"}\'.'
+        ),
     ] = None,
     new_thread: Annotated[str | None, typer.Option("--thread", help="The new thread id.")] = None,
     store: StoreOpt = "",
