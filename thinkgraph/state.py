@@ -174,6 +174,11 @@ class ToolCallStep(BaseStep):
     call: ToolCall
     think_step: int = 0
     """The think step (1-based) that proposed the call."""
+    sensitive: list[str] | None = None
+    """The names the called tool declares sensitive, recorded when the call is proposed,
+    so a view without the run's tools masks exactly those; None when not recorded (a run
+    from before this record, or a tool the run did not have): such a view masks every
+    value of the call."""
 
 
 class ToolResultStep(BaseStep):

@@ -139,7 +139,15 @@ async def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         )
     )
     calls = list(decision.tool_calls) if action == NextAction.CONTINUE else []
-    steps.extend(ToolCallStep(node="think", call=c, think_step=counters.steps) for c in calls)
+    steps.extend(
+        ToolCallStep(
+            node="think",
+            call=c,
+            think_step=counters.steps,
+            sensitive=deps.tools.sensitive_fields(c.name),
+        )
+        for c in calls
+    )
     return {
         "chain": steps,
         "counters": counters,

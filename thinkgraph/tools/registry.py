@@ -65,6 +65,12 @@ class ToolRegistry:
         """The tool called `name`, or None."""
         return self._tools.get(name)
 
+    def sensitive_fields(self, name: str) -> list[str] | None:
+        """The sensitive names of the tool called `name`, sorted, for the run's record of
+        its calls; None when no tool has that name."""
+        tool = self._tools.get(name)
+        return None if tool is None else sorted(tool.sensitive)
+
     @property
     def names(self) -> list[str]:
         """The tools' names, in registration order."""
