@@ -16,9 +16,13 @@ at most the run's time left (`time_left_s`, given by act); whichever is shorter 
 call's deadline, and the error says which one stopped it. Retries never start past the
 run's deadline. A sync tool with a deadline runs in a shared daemon worker thread and the
 caller stops waiting at the deadline. A Python thread cannot be killed, so the tool itself
-runs on until it returns; its result is then dropped. An async tool is cancelled at the
-deadline, from `aexecute_call` and from `execute_call` alike (there it runs on its own
-loop in the worker thread, under the same deadline).
+runs on until it returns; its result is then dropped, and its daemon thread never keeps
+the process from exiting. An async tool runs as a task of its own, which the caller stops
+waiting for at the deadline, from `aexecute_call` and from `execute_call` alike (there it
+runs on its own loop in the worker thread, under the same deadline): it is cancelled, and
+one that ignores that for `CANCEL_GRACE_S` is abandoned (closed where it waits, so it
+never resumes). An async tool that blocks the event loop cannot be stopped while it
+blocks; what it returns after its deadline is discarded and recorded as a timeout.
 
 A tool may return a `ToolOutput` to record model usage or a sub-agent's chain beside the
 value the model sees; the runner moves those into the `ToolResultStep`. While a tool runs,
@@ -29,8 +33,10 @@ agent is calling it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import difflib
+import logging
 import time
 from typing import Any, Literal
 
@@ -51,9 +57,20 @@ _ErrorKind = Literal["unknown_tool", "invalid_args", "timeout", "exception"]
 _MAX_FIELD_ERRORS = 8
 _MAX_INPUT_REPR = 80
 
+CANCEL_GRACE_S = 0.5
+"""How long an async tool cancelled at its deadline may take to wind down before it is
+abandoned (closed where it waits, never to resume)."""
+
+logger = logging.getLogger("thinkgraph.tools")
+
 
 class _TimedOut(Exception):
     """Internal: the tool did not finish in time (told apart from a TimeoutError it raised)."""
+
+    def __init__(self, late: bool = False) -> None:
+        super().__init__()
+        self.late = late
+        """Whether the tool did return, but after its deadline (it blocked the loop)."""
 
 
 def execute_call(
@@ -94,8 +111,8 @@ def execute_call(
         try:
             with calling_registry(registry):
                 output = _invoke(tool, args, ctx, limit)
-        except _TimedOut:
-            return _timed_out(tool, call, ctx, started, attempt, clock)
+        except _TimedOut as stop:
+            return _timed_out(tool, call, ctx, started, attempt, clock, late=stop.late)
         except Exception as exc:
             error = exc
             continue
@@ -155,8 +172,8 @@ async def _aexecute(
         try:
             with calling_registry(registry):
                 output = await _ainvoke(tool, args, ctx, limit)
-        except _TimedOut:
-            return _timed_out(tool, call, ctx, started, attempt, clock)
+        except _TimedOut as stop:
+            return _timed_out(tool, call, ctx, started, attempt, clock, late=stop.late)
         except Exception as exc:
             error = exc
             continue
@@ -234,19 +251,64 @@ def _run_until(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float) -> A
 
 
 async def _ainvoke(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float | None) -> Any:
-    if limit is not None and ctx.deadline is None:
+    if limit is None:
+        return await tool.arun(args, ctx)
+    if ctx.deadline is None:
         ctx = _with_deadline(ctx, limit)
-    # asyncio.timeout rather than wait_for: `expired()` tells our deadline apart from a
-    # TimeoutError raised inside the tool (a socket timeout, say), which is an exception.
-    scope = asyncio.timeout(limit)
+    # A task of its own, waited for with `asyncio.wait`: waiting ends at the deadline even
+    # when the tool ignores being cancelled, which `asyncio.timeout` (it awaits the
+    # cancelled tool to the end) cannot promise.
+    running = asyncio.ensure_future(tool.arun(args, ctx))
     try:
-        async with scope:
-            return await tool.arun(args, ctx)
+        done, _ = await asyncio.wait({running}, timeout=limit)
+    except BaseException:  # our own caller was cancelled (Ctrl-C, a sibling call failed)
+        await _stop(tool, running)
+        raise
+    if not done:
+        await _stop(tool, running)
+        raise _TimedOut
+    if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
+        # It returned, but only after its deadline: it held the event loop (a blocking call
+        # in an async tool), so nothing could stop it in time. The run has moved on.
+        _forget(running)
+        raise _TimedOut(late=True)
+    try:
+        return running.result()
     except Exception:
-        if scope.expired():
-            raise _TimedOut from None
         _raise_if_late(ctx)
         raise
+
+
+async def _stop(tool: Tool, running: asyncio.Future[Any]) -> None:
+    """Cancel the tool's task; abandon it if it has not ended `CANCEL_GRACE_S` later."""
+    running.cancel()
+    done, _ = await asyncio.wait({running}, timeout=CANCEL_GRACE_S)
+    if done:
+        _forget(running)
+        return
+    logger.warning(
+        "tool %r ignored its cancellation for %g s; abandoned (it will not resume)",
+        tool.name,
+        CANCEL_GRACE_S,
+    )
+    running.add_done_callback(_forget)
+    coro = running.get_coro() if isinstance(running, asyncio.Task) else None
+    close = getattr(coro, "close", None)
+    if callable(close):
+        # Throws GeneratorExit where the tool waits: its `finally` blocks run and it never
+        # resumes, so it acts no more for a run that has moved on, and `asyncio.run` does
+        # not wait on it at exit. (RuntimeError: it awaited again while closing; it is then
+        # left to its loop, which nothing waits on.)
+        with contextlib.suppress(RuntimeError):
+            close()
+    # The task itself still waits on what the tool awaited: cancelling it again ends it now.
+    running.cancel()
+
+
+def _forget(running: asyncio.Future[Any]) -> None:
+    """Retrieve a finished task's outcome, so asyncio does not log it as never retrieved."""
+    if running.done() and not running.cancelled():
+        running.exception()
 
 
 def _backoff(tool: Tool, attempt: int) -> float:
@@ -419,9 +481,27 @@ def _failed(
 
 
 def _timed_out(
-    tool: Tool, call: ToolCall, ctx: ToolContext, started: float, attempt: int, clock: _Deadline
+    tool: Tool,
+    call: ToolCall,
+    ctx: ToolContext,
+    started: float,
+    attempt: int,
+    clock: _Deadline,
+    *,
+    late: bool = False,
 ) -> ToolResultStep:
-    if not clock.run_stopped:
+    if late and not clock.run_stopped:
+        error = (
+            f"tool {tool.name!r} returned after its {tool.timeout_s:g} s timeout; its result "
+            "was discarded"
+        )
+    elif late:
+        error = (
+            f"tool {tool.name!r} returned after the run's time limit ran out (it had "
+            f"{clock.time_left_s:.1f} s left); its result was discarded; no more tool calls "
+            "can run: answer with what you have"
+        )
+    elif not clock.run_stopped:
         error = f"tool {tool.name!r} did not finish within {tool.timeout_s:g} s"
     elif attempt == 0:
         error = (
