@@ -61,7 +61,7 @@ from thinkgraph.streaming import (
     steps_of,
 )
 from thinkgraph.tools import Tool, ToolRegistry
-from thinkgraph.types import Breakpoints, RunStatus, StepLimits
+from thinkgraph.types import Breakpoints, RunStatus, StepLimits, check_thread_id
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -197,11 +197,11 @@ class Agent:
         Raises:
             ThreadBusyError: someone else is advancing the thread; nothing was changed.
         """
-        return thread_lease(self._opened(), thread_id, nested=nested)
+        return thread_lease(self._opened(), check_thread_id(thread_id), nested=nested)
 
     def alease(self, thread_id: str) -> AbstractAsyncContextManager[None]:
         """`lease` for async code (``async with agent.alease(t): ...``)."""
-        return athread_lease(self._opened(), thread_id)
+        return athread_lease(self._opened(), check_thread_id(thread_id))
 
     def _opened(self) -> BaseCheckpointSaver[Any]:
         """The store, opened (with the graph compiled) on first use."""
@@ -210,6 +210,9 @@ class Agent:
         return self._saver
 
     def _config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
+        # Every read and run of a thread passes here (and every lease through `alease`
+        # or a check of its own), so a thread id that cannot name a run stops here.
+        check_thread_id(thread_id)
         # Each think step takes at most five super-steps before the next think (approve,
         # act, observe, validate, reset, ask_human); the router stops the run, not this.
         limit = 6 * (limits or self.limits).max_steps + 25
@@ -388,7 +391,7 @@ class Agent:
             ThreadBusyError: another process is advancing the thread right now; the run is
                 left as that process leaves it (see `lease`).
         """
-        async with athread_lease(self._opened(), thread_id):
+        async with self.alease(thread_id):
             _, todo = await self._resume_input(thread_id, decisions)
             if todo is None:
                 return await self.aresult(thread_id)
@@ -411,6 +414,7 @@ class Agent:
         A finished run yields only its `RunStart` and `RunEnd`. Raises (when iterated)
         what `resume` raises.
         """
+        check_thread_id(thread_id)
         async with athread_lease(self._opened(), thread_id, nested=False):
             latest, todo = await self._resume_input(thread_id, decisions)
             limits = latest.values.get("limits")
@@ -555,6 +559,8 @@ class Agent:
             ThreadBusyError: another process is advancing `new_thread_id`.
         """
         edits = fork_edits(edit)
+        if new_thread_id is not None:
+            check_thread_id(new_thread_id)
         source = self._config(thread_id)
         source["configurable"]["checkpoint_id"] = checkpoint_id
         snapshot = await self.graph.aget_state(source)

@@ -15,7 +15,8 @@ as configured, a run that cannot be found or continued, storage that cannot be o
         ├── ThreadExistsError    a new run was started on a thread that has one
         ├── NotPausedError       a resume answer was given to a run that is not paused
         ├── ResumeValueError     the resume answer does not fit what the run waits for
-        └── ThreadBusyError      another process is advancing the thread right now
+        ├── ThreadBusyError      another process is advancing the thread right now
+        └── ThreadIdError        a thread id that cannot name a run (control characters)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "ThinkgraphError",
     "ThreadBusyError",
     "ThreadExistsError",
+    "ThreadIdError",
     "ThreadNotFoundError",
     "ToolDefinitionError",
 ]
@@ -89,4 +91,12 @@ class ThreadBusyError(RunError):
 
     Raised before anything is read or written, so the run is left as its holder leaves it.
     See `thinkgraph.storage.lease`.
+    """
+
+
+class ThreadIdError(RunError, ValueError):
+    """A thread id that cannot name a run: empty, very long, or with control characters.
+
+    Raised where the id enters (`thinkgraph.types.check_thread_id`), before anything is
+    read or written.
     """

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import unicodedata
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from thinkgraph.errors import ThreadIdError
+
 __all__ = [
+    "MAX_THREAD_ID_CHARS",
     "Breakpoints",
     "FailurePolicy",
     "NextAction",
     "RunStatus",
     "StepLimits",
     "StopReason",
+    "check_thread_id",
+    "thread_id_problem",
 ]
 
 
@@ -100,3 +106,56 @@ class Breakpoints(BaseModel):
     """Pause before these nodes run."""
     after: tuple[str, ...] = ()
     """Pause after these nodes ran (their checkpoint is written)."""
+
+
+# -- thread ids -------------------------------------------------------------------------------
+
+MAX_THREAD_ID_CHARS = 256
+"""The longest thread id: far more than anyone types, short enough for every store and log."""
+
+_THREAD_ID_RULE = "a thread id is 1 to 256 printable characters, e.g. 'q3-report'"
+
+_UNPRINTABLE = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+"""Unicode categories refused in a thread id: control characters (NUL, newline, escape),
+format characters (a right-to-left override disguises an id on a terminal), lone
+surrogates (no store can write them) and line or paragraph separators."""
+
+
+def thread_id_problem(thread_id: object) -> str | None:
+    """What is wrong with `thread_id` as the name of a run, in one line; None when nothing is.
+
+    The one rule for thread ids, whichever door they come in by; `check_thread_id` raises it.
+    """
+    if not isinstance(thread_id, str):
+        return f"a thread id is a string, not {type(thread_id).__name__}; {_THREAD_ID_RULE}"
+    if not thread_id:
+        return f"the thread id is empty; {_THREAD_ID_RULE}"
+    if len(thread_id) > MAX_THREAD_ID_CHARS:
+        start = thread_id[:20]
+        return f"the thread id {start!r}… has {len(thread_id)} characters; {_THREAD_ID_RULE}"
+    for place, char in enumerate(thread_id):
+        if unicodedata.category(char) in _UNPRINTABLE:
+            return (
+                f"the thread id {thread_id!r} has the control character U+{ord(char):04X} at "
+                f"{place}; {_THREAD_ID_RULE}"
+            )
+    return None
+
+
+def check_thread_id(thread_id: object) -> str:
+    """`thread_id`, once it passes the rule of `thread_id_problem`.
+
+    Called where a thread id enters: every `Agent` method that takes one, the HTTP server,
+    the worker queue. The CLI and the worker reach the store through an `Agent`.
+
+    Example:
+        >>> check_thread_id("q3-report")
+        'q3-report'
+
+    Raises:
+        ThreadIdError: naming the rule.
+    """
+    problem = thread_id_problem(thread_id)
+    if problem is not None or not isinstance(thread_id, str):
+        raise ThreadIdError(problem)
+    return thread_id

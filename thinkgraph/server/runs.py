@@ -31,6 +31,7 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.streaming import NodeStart, StepEvent
+from thinkgraph.types import thread_id_problem
 
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
@@ -269,7 +270,9 @@ class ServerRuns:
 
     async def _open_jobs(self, thread: str) -> set[str]:
         """What the worker queue's unfinished jobs of `thread` do ("start", "resume")."""
-        if self.jobs is None:
+        # An id that cannot name a run has no jobs; the read of the run that follows
+        # refuses it with the rule (a 400), instead of the queue's database failing on it.
+        if self.jobs is None or thread_id_problem(thread) is not None:
             return set()
         from thinkgraph.worker import open_jobs
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, ThreadExistsError
 from thinkgraph.storage.checkpointers import is_postgres_url
+from thinkgraph.types import check_thread_id
 
 if TYPE_CHECKING:
     import procrastinate
@@ -77,8 +78,14 @@ def open_jobs(url: str, thread_id: str | None = None) -> list[JobInfo]:
 
     Read with Procrastinate's job manager. Empty when the database at `url` has no job
     queue.
+
+    Raises:
+        ThreadIdError: `thread_id` cannot name a run (see `check_thread_id`).
     """
     from psycopg_pool import NullConnectionPool
+
+    if thread_id is not None:
+        check_thread_id(thread_id)
 
     # One connection per query, opened in this thread: an unreachable server fails at
     # once with psycopg's own error (a pool that waits for its first connection would
