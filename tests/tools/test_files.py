@@ -123,6 +123,31 @@ def test_a_symlink_leading_out_of_the_root_is_refused(root: Path) -> None:
     assert (root.parent / "secret.txt").read_text() == "top secret"
 
 
+def test_list_does_not_show_symlinks_that_lead_out_of_the_root(root: Path) -> None:
+    (root / "link.txt").symlink_to(root.parent / "secret.txt")
+    (root / "up").symlink_to(root.parent, target_is_directory=True)
+    (root / "notes" / "escape").symlink_to("../../", target_is_directory=True)
+    (root / "dangling").symlink_to(root.parent / "nowhere")
+    (root / "alias.txt").symlink_to(root / "readme.txt")
+    (root / "inside").symlink_to(root / "notes", target_is_directory=True)
+    assert run(root, "list_files").output["entries"] == [
+        "alias.txt",
+        "inside/",
+        "notes/",
+        "readme.txt",
+    ]
+    assert run(root, "list_files", path="notes").output["entries"] == ["todo.txt"]
+
+
+def test_a_loop_of_symlinks_is_left_out_of_a_listing_and_refused_by_name(root: Path) -> None:
+    (root / "a").symlink_to(root / "b")
+    (root / "b").symlink_to(root / "a")
+    assert run(root, "list_files").output["entries"] == ["notes/", "readme.txt"]
+    error = refused(run(root, "read_file", path="a"))
+    assert "'a' is a loop of symlinks and leads nowhere; use another path" in error
+    assert str(root) not in error
+
+
 def test_a_symlink_that_stays_inside_the_root_is_followed(root: Path) -> None:
     (root / "alias.txt").symlink_to(root / "readme.txt")
     assert run(root, "read_file", path="alias.txt").output == "hello"

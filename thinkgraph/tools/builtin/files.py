@@ -4,7 +4,7 @@ Every path the model gives is taken relative to the root and resolved with
 `Path.resolve()`, which follows symlinks and collapses `..`; the result must still lie
 inside the root. So `../secret`, `/etc/passwd` and a symlink pointing out of the root are
 all refused with an observation that says why, while `notes/../todo.txt` (which stays
-inside) is fine.
+inside) is fine. A listing leaves out the symlinks that lead out of the root.
 
 Only regular files with exactly one link are read or written. A hard link resolves inside
 the root yet *is* the file it links to, wherever that is, so a file with more than one
@@ -71,13 +71,28 @@ class FileRoot:
                 f"{relative!r} is an absolute path; give a path relative to the files root, "
                 "e.g. 'notes/todo.txt'"
             )
-        target = (self.path / relative).resolve()
-        if not target.is_relative_to(self.path):
+        try:
+            target = (self.path / relative).resolve()
+        except RuntimeError:  # a symlink loop; its message names the host's path
+            raise PermissionError(
+                f"{relative!r} is a loop of symlinks and leads nowhere; use another path"
+            ) from None
+        if not self.holds(target):
             raise PermissionError(
                 f"{relative!r} leads outside the files root (through '..' or a symlink) and "
                 "was refused; use a path inside the root"
             )
         return target
+
+    def holds(self, path: str | os.PathLike[str]) -> bool:
+        """Whether `path`, with every symlink in it followed, lies inside the root.
+
+        A loop of symlinks leads nowhere, so nothing inside the root either.
+        """
+        try:
+            return Path(path).resolve().is_relative_to(self.path)
+        except (RuntimeError, OSError):
+            return False
 
     def show(self, target: Path) -> str:
         """`target` as the model should write it: relative to the root, '/'-separated."""
@@ -231,8 +246,12 @@ class ListFilesTool(_FileTool):
         if not target.is_dir():
             what = "a file" if target.exists() else "missing"
             raise NotADirectoryError(f"{shown!r} is {what}, not a directory")
+        # A symlink that leads out of the root is not listed: its name would tell of a
+        # place the tools cannot reach. Only a symlink can: `target` itself is inside.
         entries = sorted(
-            entry.name + ("/" if entry.is_dir() else "") for entry in os.scandir(target)
+            entry.name + ("/" if entry.is_dir() else "")
+            for entry in os.scandir(target)
+            if not entry.is_symlink() or self.root.holds(entry.path)
         )
         return {
             "path": shown,
