@@ -411,6 +411,23 @@ def describe_fault(exc: sqlite3.Error, path: Path | None) -> str | None:
     return template.format(store=store, error=exc)
 
 
+def _not_a_store(path: Path, tables: set[str]) -> str:
+    """Why a database with tables, but not all of ours, is refused: whose tables it holds."""
+    foreign = tables - REQUIRED_TABLES - {"delta_snapshots"}
+    if foreign:
+        return (
+            f"{path} is a SQLite database but not a thinkgraph store "
+            f"(it has tables {sorted(foreign)}); use another file"
+        )
+    # Only tables of ours: a store that was damaged or cut short; setting it up again
+    # would hide that its runs are lost.
+    lacks = " and ".join(repr(name) for name in sorted(REQUIRED_TABLES - tables))
+    return (
+        f"{path} holds only part of a thinkgraph store: it lacks the table(s) {lacks}; "
+        "restore it from a backup or point --store at another file"
+    )
+
+
 def open_sqlite(path: Path, serde: Any) -> CompactSqliteSaver:
     """Open (creating if need be) the SQLite store at `path`, tuned and set up."""
     try:
@@ -434,11 +451,7 @@ def open_sqlite(path: Path, serde: Any) -> CompactSqliteSaver:
         ) from exc
     if tables and not tables >= REQUIRED_TABLES:
         conn.close()
-        foreign = tables - REQUIRED_TABLES - {"delta_snapshots"}
-        raise StorageError(
-            f"{path} is a SQLite database but not a thinkgraph store "
-            f"(it has tables {sorted(foreign)}); use another file"
-        )
+        raise StorageError(_not_a_store(path, tables))
     saver = CompactSqliteSaver(conn, serde=serde)
     try:
         saver.setup()
