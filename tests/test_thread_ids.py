@@ -167,3 +167,13 @@ def test_with_a_queue_http_and_the_queue_refuse_a_bad_thread_id(tmp_path: Path) 
                 runs.resume(BAD["nul"])
         with pytest.raises(ThreadIdError, match=RULE):
             open_jobs(POSTGRES_URL, BAD["nul"])
+
+
+def test_a_run_stored_under_a_bad_id_by_another_door_does_not_break_the_listing(
+    agent: Agent,
+) -> None:
+    agent.run("x", thread_id="good")
+    # A raw LangGraph call (or an older thinkgraph) stores what it is given.
+    config: Any = {"configurable": {"thread_id": BAD["newline"]}}
+    agent.graph.invoke(agent._start("x"), config, durability="sync")
+    assert [r.thread_id for r in agent.runs()] == ["good"]

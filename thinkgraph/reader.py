@@ -21,7 +21,7 @@ from thinkgraph.snapshots import CheckpointInfo, checkpoints, pending_of, status
 from thinkgraph.state import BaseStep, Counters, PackedSteps, RunInfo, as_step, numbered
 from thinkgraph.storage.checkpointers import steps_left_packed, unpack_steps
 from thinkgraph.storage.threads import RunSummary, list_threads, summarize
-from thinkgraph.types import Breakpoints, RunStatus, StepLimits
+from thinkgraph.types import Breakpoints, RunStatus, StepLimits, thread_id_problem
 from thinkgraph.validators import structured_output
 
 if TYPE_CHECKING:
@@ -166,6 +166,10 @@ class RunReader:
         saver = self._agent._opened()
         found: list[RunSummary] = []
         for thread_id in list_threads(saver):
+            if thread_id_problem(thread_id) is not None:
+                # Stored by another door (a raw LangGraph call, an older version): no
+                # command takes the id, and a listing must not break lines on it.
+                continue
             # The latest checkpoint's small channels say where a run stands; its chain,
             # the costly part of a read, is never rebuilt for a listing.
             with steps_left_packed():
