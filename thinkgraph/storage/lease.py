@@ -7,8 +7,9 @@ before anything is read or written, so the run stays as its holder leaves it. Ea
 keeps its leases where they die with their holder: a killed process never blocks a thread
 for good.
 
-- SQLite: an exclusive `flock` on a small file per thread in a folder beside the database
-  (``runs.db-leases/``). The holder writes its pid and start time in it, for the message.
+- SQLite: an exclusive `flock` on a small file per thread beside the database
+  (``runs.db-lease-<hash>``), there only while the thread is held. The holder writes its
+  pid and start time in it, for the message.
 - PostgreSQL: a session advisory lock on ``hashtextextended('thinkgraph:thread:<id>', 0)``
   held by a connection of its own (the lock workers take), so every machine sees it.
 - Any other saver (memory://): a lock in this process.
@@ -26,6 +27,7 @@ the block copies its context, and counts as the holder's code.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from thinkgraph.errors import StorageError, ThreadBusyError
+from thinkgraph.storage.sqlite import describe_os_fault
 
 if TYPE_CHECKING:
     import psycopg
@@ -105,56 +108,59 @@ def busy_message(thread_id: str, since: float | None) -> str:
 
 
 class FileLeases:
-    """SQLite: `flock` on one file per thread, in a folder beside the database.
+    """SQLite: `flock` on one file per thread, beside the database, while it is held.
+
+    The files are named after the database (``runs.db-lease-<hash of the thread id>``), so
+    ``rm runs.db*`` removes them with the database, its ``-wal`` and its ``-shm``; a
+    folder of them would be left behind. The holder removes its file when it lets go, so
+    only threads held now (or by a process killed while holding) have one.
 
     `flock` belongs to the open file, not to the process: two opens in one process exclude
-    each other too, and the kernel drops the lock when its holder dies.
+    each other too, and the kernel drops the lock when its holder dies. A file removed by
+    its holder may still be open, and then locked, by a taker that opened it just before:
+    a taker checks that the file it locked is still the one at its path, else looks again.
     """
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self, database: Path) -> None:
+        self.database = database
+        self.folder = database.parent
+        """Where the lease files are: the database's folder."""
 
     @contextmanager
     def lease_thread(self, thread_id: str) -> Iterator[None]:
-        fd = self._open(thread_id)
-        try:
-            for _ in range(20):
-                if self._lock(fd, thread_id):
-                    break
-                time.sleep(0.005)
-            else:
-                raise ThreadBusyError(busy_message(thread_id, None))
-        except BaseException:
-            os.close(fd)
-            raise
-        with _Noted(fd, thread_id):
+        for _ in range(20):
+            held = self.try_lease_thread(thread_id)
+            if held is not None:
+                break
+            time.sleep(0.005)
+        else:
+            raise ThreadBusyError(busy_message(thread_id, None))
+        with held:
             yield
 
     def try_lease_thread(self, thread_id: str) -> AbstractContextManager[None] | None:
         """See `TakesLeasesAtOnce`: a local file and a non-blocking `flock`, no retry."""
-        fd = self._open(thread_id)
+        path = self.path(thread_id)
+        fd = self._open(path, thread_id)
         try:
-            if self._lock(fd, thread_id):
-                return _Noted(fd, thread_id)
+            if self._lock(fd, thread_id) and _is_at(fd, path):
+                return _Noted(fd, path, thread_id, self.database)
         except BaseException:
             os.close(fd)
             raise
-        os.close(fd)
+        os.close(fd)  # held by someone starting or letting go, or removed meanwhile
         return None
 
     def path(self, thread_id: str) -> Path:
         """The lease file of `thread_id`."""
-        return self.folder / hashlib.sha256(thread_id.encode()).hexdigest()[:32]
+        digest = hashlib.sha256(thread_id.encode()).hexdigest()[:32]
+        return self.database.with_name(f"{self.database.name}-lease-{digest}")
 
-    def _open(self, thread_id: str) -> int:
+    def _open(self, path: Path, thread_id: str) -> int:
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            return os.open(self.path(thread_id), os.O_RDWR | os.O_CREAT, 0o644)
+            return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StorageError(
-                f"cannot take thread {thread_id!r}'s lease in {self.folder} ({exc}); "
-                "the folder beside the database must be writable"
-            ) from exc
+            raise _fault(exc, self.database, thread_id) from exc
 
     @staticmethod
     def _lock(fd: int, thread_id: str) -> bool:
@@ -175,26 +181,58 @@ class FileLeases:
         return True
 
 
-class _Noted:
-    """A locked lease file: the holder's note written on entry; cleared and closed (which
-    lets go of the lock) on exit."""
+def _is_at(fd: int, path: Path) -> bool:
+    """Whether the open file `fd` is still the file at `path` (not removed meanwhile)."""
+    try:
+        at = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (mine.st_dev, mine.st_ino) == (at.st_dev, at.st_ino)
 
-    def __init__(self, fd: int, thread_id: str) -> None:
+
+def _fault(exc: OSError, database: Path, thread_id: str) -> StorageError:
+    """The store fault an OS error on a lease file is, worded as the database's faults are
+    (a full disk says "is full" whether SQLite or the lease met it first)."""
+    return StorageError(
+        describe_os_fault(exc, database)
+        or f"cannot take thread {thread_id!r}'s lease beside the store {database} ({exc}); "
+        "the database's folder must be writable"
+    )
+
+
+class _Noted:
+    """A locked lease file: the holder's note written on entry; on exit the note cleared,
+    the file removed and closed (which lets go of the lock)."""
+
+    def __init__(self, fd: int, path: Path, thread_id: str, database: Path) -> None:
         self.fd = fd
+        self.path = path
         self.thread_id = thread_id
+        self.database = database
 
     def __enter__(self) -> None:
         note = {"pid": os.getpid(), "since": time.time(), "thread_id": self.thread_id}
         try:
             os.ftruncate(self.fd, 0)
             os.pwrite(self.fd, json.dumps(note).encode(), 0)
+        except OSError as exc:
+            self._let_go()  # on a full disk: no file left behind, the thread free
+            raise _fault(exc, self.database, self.thread_id) from exc
         except BaseException:
-            os.close(self.fd)
+            self._let_go()
             raise
 
     def __exit__(self, *exc_info: object) -> None:
+        self._let_go()
+
+    def _let_go(self) -> None:
+        # Cleared first, so a taker that finds it still locked looks again instead of
+        # refusing; removed while still locked, so no one locks a file about to go.
         try:
             os.ftruncate(self.fd, 0)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
         finally:
             os.close(self.fd)
 
@@ -319,7 +357,7 @@ def _choose(saver: BaseCheckpointSaver[Any]) -> ThreadLeases:
         with saver.lock:
             files = {row[1]: row[2] for row in saver.conn.execute("PRAGMA database_list")}
         if files.get("main"):  # an in-memory SQLite database has no file
-            return FileLeases(Path(f"{files['main']}-leases"))
+            return FileLeases(Path(files["main"]))
         return LocalLeases()
     connect = _postgres_connect(saver)
     return LocalLeases() if connect is None else AdvisoryLeases(connect)

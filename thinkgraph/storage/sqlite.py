@@ -15,6 +15,7 @@ changes both while keeping LangGraph's tables and their meaning:
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import threading
@@ -426,6 +427,27 @@ def _not_a_store(path: Path, tables: set[str]) -> str:
         f"{path} holds only part of a thinkgraph store: it lacks the table(s) {lacks}; "
         "restore it from a backup or point --store at another file"
     )
+
+
+_OS_FAULTS: dict[int, int] = {
+    errno.ENOSPC: sqlite3.SQLITE_FULL,
+    errno.EDQUOT: sqlite3.SQLITE_FULL,
+    errno.EIO: sqlite3.SQLITE_IOERR,
+    errno.EROFS: sqlite3.SQLITE_READONLY,
+    errno.EACCES: sqlite3.SQLITE_PERM,
+    errno.EPERM: sqlite3.SQLITE_PERM,
+}
+"""The SQLite fault an OS error on one of the store's own files (its lease files) is."""
+
+
+def describe_os_fault(exc: OSError, path: Path) -> str | None:
+    """What an OS error on a file of the store at `path` says, worded as `describe_fault`
+    words the same fault met by SQLite (a full disk is "is full", whoever met it first);
+    None for an error that is not such a fault."""
+    code = _OS_FAULTS.get(exc.errno) if exc.errno is not None else None
+    if code is None:
+        return None
+    return _FAULTS[code].format(store=f"the store {path}", error=exc)
 
 
 def open_sqlite(path: Path, serde: Any) -> CompactSqliteSaver:
