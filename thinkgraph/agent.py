@@ -292,6 +292,8 @@ class Agent:
         Raises:
             ThreadExistsError: the thread already holds a run (resume it, or use a new id).
             ThreadBusyError: another process is advancing the thread (see `lease`).
+            ThreadIdError: the id has a control character or is over 256 characters
+                (`thinkgraph.types.check_thread_id`); so does every method taking one.
         """
         thread_id = thread_id or uuid.uuid4().hex[:12]
         config = self._config(thread_id)
@@ -557,9 +559,10 @@ class Agent:
             ResumeValueError: `edit` is not ``{step_number: {field: value}}``, names a step
                 that does not exist, or changes what a person may not change.
             ThreadBusyError: another process is advancing `new_thread_id`.
+            ThreadIdError: either thread id breaks the rule of `check_thread_id`.
         """
         edits = fork_edits(edit)
-        if new_thread_id is not None:
+        if new_thread_id:  # as `arun`: an empty id asks for a new one
             check_thread_id(new_thread_id)
         source = self._config(thread_id)
         source["configurable"]["checkpoint_id"] = checkpoint_id
