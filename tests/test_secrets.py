@@ -149,23 +149,44 @@ def test_with_the_tools_known_non_sensitive_arguments_stay_readable(run: RunResu
     assert '"door": "back"' in text
 
 
-def test_without_the_tools_every_argument_is_masked_and_a_note_says_why(run: RunResult) -> None:
+def _without_record(run: RunResult) -> RunResult:
+    """The run as stored before runs recorded their tools' sensitive fields."""
+    chain = [
+        s.model_copy(update={"sensitive": None}) if isinstance(s, ToolCallStep) else s
+        for s in run.chain
+    ]
+    return run.model_copy(update={"chain": chain})
+
+
+def test_without_the_tools_a_view_masks_the_fields_the_run_recorded(run: RunResult) -> None:
     text = to_text(run.chain)
+    _assert_masked(text, "recorded, no tools")
+    assert 'open_door({"door": "front", "pin": "***"})' in text
+    assert "note:" not in text
+    assert to_json_dict(run)["unknown_tools"] == []
+
+
+def test_without_the_tools_or_the_record_every_argument_is_masked_and_a_note_says_why(
+    run: RunResult,
+) -> None:
+    old = _without_record(run)
+    text = to_text(old.chain)
+    _assert_masked(text, "no record, no tools")
     assert 'open_door({"door": "***", "pin": "***"})' in text
     note = text.splitlines()[-1]
     assert note.startswith("note: ") and "configure, open_door" in note and "--tools" in note
-    doc = to_json_dict(run)
+    doc = to_json_dict(old)
     assert doc["unknown_tools"] == ["configure", "open_door"]
     assert doc["notes"] and "--tools" in doc["notes"][0]
-    assert to_json_dict(run, tools=TOOLS)["unknown_tools"] == []
-    assert "--tools" in to_markdown(run) and "--tools" in to_html(run)
+    assert to_json_dict(old, tools=TOOLS)["unknown_tools"] == []
+    assert "--tools" in to_markdown(old) and "--tools" in to_html(old)
 
 
 def test_a_call_to_a_tool_the_view_does_not_know_is_masked_even_with_other_tools(
     run: RunResult,
 ) -> None:
     # Given only `configure`, the view cannot know which of open_door's arguments are secret.
-    text = to_text(run.chain, tools=[configure])
+    text = to_text(_without_record(run).chain, tools=[configure])
     _assert_masked(text, "only configure known")
     assert 'open_door({"door": "***", "pin": "***"})' in text
     assert "open_door" in text.splitlines()[-1] and "configure" not in text.splitlines()[-1]
@@ -190,7 +211,8 @@ def test_thinkgraph_show_masks_every_secret(store: str, fmt: str, tools: list[st
     result = runner.invoke(cli, ["show", "secrets", "--store", store, "-f", fmt, *tools])
     assert result.exit_code == 0, result.output
     _assert_masked(result.output, f"show -f {fmt} {' '.join(tools)}")
-    assert ("--tools" in result.output) is not bool(tools)
+    # The run recorded its tools' sensitive fields: nothing is masked for want of the tools.
+    assert "--tools" not in result.output
 
 
 def test_thinkgraph_show_writes_a_masked_file(store: str, tmp_path: Path) -> None:

@@ -67,8 +67,8 @@ def test_show_with_the_runs_tools_applies_their_visibility(stored: str) -> None:
     args = ["show", "cli-views", "--store", stored, "--audience", "user"]
     without = runner.invoke(app, args).output
     with_tools = runner.invoke(app, [*args, "--tools", "tests.views._runs:TOOLS"]).output
-    # Unknown tools: in full, every argument value masked (which are secret is unknown).
-    assert '#8   tool_call   search({"query": "***"})' in without
+    # Without the tools: in full, with the sensitive fields the run recorded masked.
+    assert '#8   tool_call   search({"query": "cats"})' in without
     assert "#8   tool        searched for cats\n" in with_tools
 
 

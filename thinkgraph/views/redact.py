@@ -8,15 +8,21 @@ step:
 
 1. by name: a tool's `sensitive` names, plus names that look secret for any tool
    (`password`, `api_key`, `token`, …), become "***" at any depth of the arguments, of the
-   result and of a person's edit. A call to a tool the view does not know (it was not
-   given the run's tools, or not this one) has every argument and result value masked:
-   which of them are secret cannot be checked (`Redactor(mask_unknown=True)`, which every
-   view uses). `unknown_tools` names those tools and `unknown_tools_note` tells the reader;
+   result and of a person's edit. A tool's names are those of the tools the view is
+   given, and those the run recorded on each `tool_call` step (`ToolCallStep.sensitive`),
+   so a view without the tools masks exactly the same fields. A call with neither (a run
+   from before that record, a tool the run did not have) has every argument and result
+   value masked: which of them are secret cannot be checked (`Redactor(mask_unknown=True)`,
+   which every view uses). `unknown_tools` names those tools and `unknown_tools_note`
+   tells the reader;
 2. by name in text: `"name": value` pairs with those names, in any text (a model's reply
-   whose input did not parse, a thought that quotes JSON);
+   whose input did not parse, a thought that quotes JSON), also when the text is cut
+   inside the value (`"token": "abc` and no closing quote);
 3. by value: every value removed in passes 1 and 2 is replaced wherever else it appears
    as text (as written and as JSON-escaped), which covers the model's reply, the thought,
-   the observation and the answer;
+   the observation and the answer; and so is the visible start of one where a text is cut
+   (an observation cut at `max_observation_chars`, a quote that ends in "…"). One scan of
+   each text finds them all, however many values there are (see `views._values`);
 4. by pattern: strings shaped like credentials (`sk-…`, `Bearer …`, `ghp_…`, `AKIA…`).
 
 The stored chain keeps the real values (the tool needs them); only copies are masked.
@@ -38,9 +44,11 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import Any
 
 from pydantic import BaseModel
@@ -53,6 +61,7 @@ from thinkgraph.state import (
     ToolResultStep,
 )
 from thinkgraph.tools.base import Tool
+from thinkgraph.views._values import KnownValues
 
 __all__ = [
     "MASK",
@@ -90,16 +99,24 @@ reader could not guess.
 
 _KEY_VALUE = re.compile(
     r"""(?P<open>(?P<q>["'])(?P<key>[^"'\s:,{}\[\]]{1,64})(?P=q)\s*:\s*)"""
-    r"""(?:"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>(?:[^'\\]|\\.)*)'|(?P<num>-?\d[\w.+-]*))"""
+    r"""(?:"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>(?:[^'\\]|\\.)*)'|(?P<num>-?\d[\w.+-]*)"""
+    r"""|(?P<cq>["'])(?P<cut>(?:(?!(?P=cq))[^\\\n]|\\.)*)(?=\n|\Z))"""
 )
-"""A `"name": value` pair written in text: JSON, or a Python dict's repr."""
+"""A `"name": value` pair written in text: JSON, or a Python dict's repr; `cut` is a
+quoted value that a cut ended before its closing quote (up to the line's or text's end)."""
 
 _Names = frozenset[str] | None
 """The names masked in one tool's arguments and result; None masks every value."""
 
 
-def _is_secret_name(name: str, sensitive: frozenset[str]) -> bool:
-    return name in sensitive or bool(SECRET_NAME.search(name))
+def _is_secret_name(name: str, sensitive: frozenset[str] | set[str]) -> bool:
+    return name in sensitive or _looks_secret(name)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _looks_secret(name: str) -> bool:
+    # Cached: a reply with many keys asks about each of them in every pass.
+    return bool(SECRET_NAME.search(name))
 
 
 def unknown_tools_note(names: Sequence[str]) -> str | None:
@@ -136,13 +153,14 @@ class Redactor:
     ) -> None:
         self._tools = dict(tools or {})
         self._mask_unknown = mask_unknown
-        self._text_names = frozenset(
+        self._text_names = {
             name for t in self._tools.values() for name in getattr(t, "sensitive", ())
-        )
+        }
+        self._recorded: dict[str, frozenset[str] | None] = {}
+        """Each called tool's sensitive names as the run recorded them (None: unknown)."""
         self._call_tools: dict[str, str] = {}
         self._unknown: set[str] = set()
-        self._values: set[str] = set()
-        self._ordered: list[str] = []
+        self._values = KnownValues()
         for step in chain:
             self.learn(step)
 
@@ -156,7 +174,8 @@ class Redactor:
 
         A live display learns each step as it arrives, before showing it.
         """
-        known = len(self._values)
+        if isinstance(step, ToolCallStep):
+            self._record(step)
         for call in _calls_of(step):
             self._call_tools[call.id] = call.name
             self._call(call.model_dump(), collect=True)
@@ -165,15 +184,23 @@ class Redactor:
         elif isinstance(step, HumanStep) and step.kind == "edit":
             self._edit(step, collect=True)
         for text in _strings(step.model_dump(mode="json")):
+            if ":" not in text:  # no `"name": value` pair in it
+                continue
             for match in _KEY_VALUE.finditer(text):
-                if self._text_secret(match):
+                # A cut value is masked where it is, not hunted elsewhere: as a value of
+                # its own it would unmask the rest of the whole value wherever that recurs.
+                if match["cut"] is None and self._text_secret(match):
                     self._collect_written(match)
-        self._reorder(known)
 
-    def _reorder(self, known: int) -> None:
-        if len(self._values) != known:
-            # Longest first, so a secret that contains another is replaced whole.
-            self._ordered = sorted(self._values, key=len, reverse=True)
+    def _record(self, step: ToolCallStep) -> None:
+        """Take note of the sensitive names the run recorded for the call's tool."""
+        name = step.call.name
+        names = None if step.sensitive is None else frozenset(step.sensitive)
+        if name in self._recorded:  # calls of one name that disagree: mask all of them
+            before = self._recorded[name]
+            names = None if before is None or names is None else before | names
+        self._recorded[name] = names
+        self._text_names.update(names or ())
 
     def shown(self, step: BaseStep) -> BaseStep:
         """Learn a step as it arrives and return its redacted copy, for live output."""
@@ -182,8 +209,11 @@ class Redactor:
 
     def _names(self, tool_name: str | None) -> _Names:
         tool = self._tools.get(tool_name) if tool_name else None
+        recorded = self._recorded.get(tool_name) if tool_name else None
         if tool is not None:
-            return frozenset(getattr(tool, "sensitive", ()))
+            return frozenset(getattr(tool, "sensitive", ())) | (recorded or frozenset())
+        if recorded is not None:
+            return recorded
         if not self._mask_unknown:
             return frozenset()
         if tool_name:
@@ -217,27 +247,30 @@ class Redactor:
         if len(text) >= MIN_SECRET_CHARS:
             self._values.add(text)
             # The same value as it appears inside a JSON string (an Action Input line).
-            self._values.add(json.dumps(text, ensure_ascii=False)[1:-1])
+            self._values.add(encode_basestring(text)[1:-1])
 
     def _collect_written(self, match: re.Match[str]) -> None:
         # A value as written in text: JSON-escaped inside double quotes, so also decoded.
         written = next(g for g in (match["dq"], match["sq"], match["num"]) if g is not None)
         self._collect(written)
-        if match["dq"] is not None:
+        if match["dq"] is not None and "\\" in written:
             with contextlib.suppress(ValueError):
                 self._collect(json.loads(f'"{written}"'))
 
     def _text_secret(self, match: re.Match[str]) -> bool:
-        value = match["dq"] if match["dq"] is not None else match["sq"]
+        value = next((match[g] for g in ("dq", "sq", "cut") if match[g] is not None), None)
         return value != MASK and _is_secret_name(match["key"], self._text_names)
 
     def text(self, text: str) -> str:
-        """A string with secret `"name": value` pairs, known secret values and credential
-        patterns masked."""
+        """A string with secret `"name": value` pairs, known secret values (whole, or the
+        start of one where the text is cut) and credential patterns masked.
+
+        Each pass is one scan of the text, whatever the number of known values.
+        """
+        if len(text) < MIN_SECRET_CHARS:  # too short to hold a pair, a value or a pattern
+            return text
         text = _KEY_VALUE.sub(self._mask_written, text)
-        for value in self._ordered:
-            if value in text:
-                text = text.replace(value, MASK)
+        text = self._values.mask(text, MASK)
         for pattern, replacement in SECRET_PATTERNS:
             text = pattern.sub(replacement, text)
         return text
@@ -245,6 +278,8 @@ class Redactor:
     def _mask_written(self, match: re.Match[str]) -> str:
         if not self._text_secret(match):
             return match[0]
+        if match["cut"] is not None:  # no closing quote to put back
+            return f"{match['open']}{match['cq']}{MASK}"
         quote = "'" if match["sq"] is not None else '"'
         return f"{match['open']}{quote}{MASK}{quote}"
 
@@ -271,9 +306,7 @@ class Redactor:
                 "raw_args": data.get("raw_args"),
             }
             # Learned first: without the chain (a run list), its thought may quote them.
-            known = len(self._values)
             masked = self._call(call, collect=True)
-            self._reorder(known)
             data = {**data, "args": masked["args"], "raw_args": masked["raw_args"]}
         redacted: dict[str, Any] = self.value(data)
         return redacted
