@@ -14,13 +14,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from langgraph.channels import DeltaChannel
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import TypedDict
 
 from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits, StopReason
+from thinkgraph.values import storable
 
 __all__ = [
     "AgentState",
@@ -104,9 +105,23 @@ class Verdict(BaseModel):
 
 
 class BaseStep(BaseModel):
-    """Fields every step has."""
+    """Fields every step has.
+
+    A step holds only what a run can store (see `thinkgraph.values`): whatever a model, a
+    tool or a person put in it, a step is made from its nearest storable form (a lone
+    surrogate as U+FFFD, an integer wider than 64 bits as its digits, NaN as None), so the
+    checkpoint that writes it, the views that show it and the model that reads it next
+    never meet a value they cannot encode.
+    """
 
     model_config = ConfigDict(frozen=True)
+
+    if not TYPE_CHECKING:
+        # Hidden from type checkers, which keep the typed constructor pydantic gives them.
+        # Done when a step is made, not in a validator: a step revived from the store was
+        # made storable when it was written, and reviving is the cost of a resume.
+        def __init__(self, **data: Any) -> None:
+            super().__init__(**storable(data))
 
     number: int = -1
     """Position in the chain, from 0; assigned when the step is appended."""
@@ -432,7 +447,7 @@ def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) ->
 
 def as_step(value: BaseStep | Mapping[str, Any]) -> BaseStep:
     """A step, or a plain dict validated into its step type by its ``type``."""
-    return value if isinstance(value, BaseStep) else _STEP.validate_python(value)
+    return value if isinstance(value, BaseStep) else _STEP.validate_python(storable(value))
 
 
 _STEP: TypeAdapter[BaseStep] = TypeAdapter(Step)  # type: ignore[arg-type]

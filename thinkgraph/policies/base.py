@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from thinkgraph.state import BaseStep, ToolCall
 from thinkgraph.types import NextAction
+from thinkgraph.values import problem, storable
 
 if TYPE_CHECKING:
     from thinkgraph.llm.base import Message, ModelReply
@@ -22,6 +23,12 @@ class Decision(BaseModel):
 
     `kind` is "tool_calls" (run `tool_calls`), "final" (`answer` is a candidate final answer)
     or "error" (the reply could not be parsed; `error` is feedback for the model).
+
+    Every decision fits what a run can hold (see `thinkgraph.values`), whichever policy
+    made it: a tool call whose name or input carries a value the run cannot hold (a lone
+    surrogate, an integer wider than 64 bits, NaN, nesting too deep) makes the decision an
+    error whose feedback names the value, so the call never runs and the model can send it
+    again; the texts (thought, answer, feedback) are kept in their nearest storable form.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -36,6 +43,16 @@ class Decision(BaseModel):
     """An explicit NextAction, for formats that state one (VALIDATE, RESET); else derived."""
     confidence: float | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fit_to_run(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        refused = _refused_call(data.get("tool_calls") or [])
+        if refused is not None:
+            return {"kind": "error", "thought": storable(data.get("thought", "")), "error": refused}
+        return {k: v if k == "tool_calls" else storable(v) for k, v in data.items()}
+
     @property
     def next_action(self) -> NextAction:
         """The NextAction this decision asks for."""
@@ -44,6 +61,21 @@ class Decision(BaseModel):
         if self.kind == "final":
             return NextAction.FINAL_ANSWER
         return NextAction.CONTINUE
+
+
+def _refused_call(calls: Sequence[ToolCall | dict[str, Any]]) -> str | None:
+    """Feedback for the first call whose name or input a run cannot hold; None if all fit."""
+    for call in calls:
+        fields = call if isinstance(call, dict) else vars(call)
+        name = fields.get("name")
+        found = problem(name, "the tool name")
+        if found is None:
+            found = problem(fields.get("args"), "the arguments")
+        if found is None:
+            found = problem(fields.get("raw_args"), "the input")
+        if found is not None:
+            return f"Your call to {storable(name)!r} was not run: {found}."
+    return None
 
 
 @runtime_checkable

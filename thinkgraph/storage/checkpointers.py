@@ -44,6 +44,7 @@ from thinkgraph.state import (
     Verdict,
 )
 from thinkgraph.types import Breakpoints, NextAction, StepLimits
+from thinkgraph.values import storable
 
 __all__ = [
     "DEFAULT_STORE",
@@ -105,8 +106,17 @@ def _is_steps(value: Any) -> bool:
 
 
 def pack_steps(steps: list[BaseStep]) -> PackedSteps:
-    """Steps as one record (see `PackedSteps`)."""
-    return PackedSteps(blob=ormsgpack.packb([s.model_dump() for s in steps]))
+    """Steps as one record (see `PackedSteps`).
+
+    A step is made storable when it is made (see `BaseStep`), but one changed afterwards
+    (`model_copy(update=...)` skips that) may still hold a value msgpack cannot encode: it
+    is stored in its nearest storable form, never left to stop the run here.
+    """
+    fields = [s.model_dump() for s in steps]
+    try:
+        return PackedSteps(blob=ormsgpack.packb(fields))
+    except TypeError:  # a lone surrogate, an integer over 64 bits, nesting too deep
+        return PackedSteps(blob=ormsgpack.packb(storable(fields)))
 
 
 def unpack_steps(packed: PackedSteps) -> list[BaseStep]:
@@ -148,7 +158,13 @@ class _PackingSerializer(JsonPlusSerializer):
             }
             if packed:
                 obj = {**obj, "channel_values": {**values, **packed}}
-        return super().dumps_typed(obj)
+        try:
+            return super().dumps_typed(obj)
+        except TypeError:
+            # A channel holding a value msgpack cannot encode (set by a node of a user's, or
+            # by hand): stored in its nearest storable form rather than stopping the run at
+            # this checkpoint and at every resume after it (see `thinkgraph.values`).
+            return super().dumps_typed(storable(obj))
 
     def loads_many(self, items: Iterable[tuple[str, bytes]]) -> list[Any]:
         """Decode many stored values; the steps of all of them revive in one validation.
