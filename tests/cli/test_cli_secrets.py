@@ -93,8 +93,8 @@ def test_a_pause_shows_the_proposed_call_without_its_pin(
     result, call_id = paused(sqlite_url, thread_id, script)
     assert_masked(result)
     assert '"safe": "lab"' in result.output and "thought: open it with ***" in result.output
-    # The pasteable edit hint masks the pin too; "***" there keeps the proposed value.
-    edit = """--edit '{"safe": "lab", "pin": "***"}'"""
+    # The pasteable edit hint shows no pin, not even masked: a placeholder to replace.
+    edit = """--edit '{"safe": "lab", "pin": "<masked: type the value>"}'"""
     assert f"thinkgraph approve {thread_id} {call_id} {edit}" in result.output
 
 

@@ -404,7 +404,7 @@ def test_forced_prompts_ask_per_call_and_a_refused_edit_is_asked_again(
         "error: edited arguments for call" in result.output
         and "body: Field required" in result.output
     )
-    assert result.output.count("approve, edit, reject or respond? [approve]:") == 2
+    assert result.output.count("approve, edit, reject or respond?:") == 2
     assert "observation error: " in result.output and "not now" in result.output
 
 
@@ -438,7 +438,7 @@ def test_in_a_real_terminal_run_asks_inline_and_goes_on(
     )  # fmt: skip
     os.close(terminal)
     try:
-        _read_until(controller, "approve, edit, reject or respond? [approve]: ")
+        _read_until(controller, "approve, edit, reject or respond?: ")
         os.write(controller, b"edit\n")
         _read_until(controller, "new args (JSON object)")
         os.write(controller, b'{"to": "ops@x.com", "body": "hi"}\n')

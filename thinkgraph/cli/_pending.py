@@ -8,9 +8,14 @@ given. THINKGRAPH_INTERACTIVE=1 forces the questions (e.g. for tests that feed s
 through a pipe); THINKGRAPH_INTERACTIVE=0 turns them off.
 
 What a person reads of a pause is redacted like every view (`views.redact.Redactor` with
-the run's tools and `mask_unknown`): the arguments, the thought, the pasteable commands and
-the inline edit's default. A "***" left in edited arguments keeps the proposed value there,
-so a masked call can be edited, and those commands pasted, without typing its secrets.
+the run's tools, the sensitive fields the run recorded, and `mask_unknown`): the
+arguments, the thought and the inline edit's default. A "***" left in edited arguments
+keeps the proposed value there, so a masked call can be edited without typing its secrets.
+
+No command printed to be pasted carries a masked value: the `--edit` example holds
+`EDIT_PLACEHOLDER` where a value is masked, a line says which fields those are, and an
+edit that still holds the placeholder is refused (`keep_masked`), so pasting the example
+as it is runs nothing. The inline question has no default: a bare Enter asks again.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from thinkgraph.tools.base import Tool
 from thinkgraph.views.redact import MASK, Redactor, unknown_tools_note
 
 __all__ = [
+    "EDIT_PLACEHOLDER",
     "AgentFlags",
     "ask",
     "describe",
@@ -103,6 +109,9 @@ def is_interactive(no_input: bool) -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
+EDIT_PLACEHOLDER = "<masked: type the value>"
+"""What the printed `--edit` example holds where a value is masked; refused if left in."""
+
 _CONTENT = ("args", "raw_args", "thought", "question", "details")
 """The fields of a `Pending` that may hold a secret."""
 
@@ -133,10 +142,21 @@ def masked_pending(
 def keep_masked(args: dict[str, Any], proposed: dict[str, Any] | None) -> dict[str, Any]:
     """Edited arguments with each "***" replaced by the proposed value it masked.
 
+    Raises:
+        ValueError: a value is still `EDIT_PLACEHOLDER` (the printed example pasted
+            without typing the masked value); the message names it.
+
     Example:
         >>> keep_masked({"door": "back", "pin": "***"}, {"door": "front", "pin": "4821"})
         {'door': 'back', 'pin': '4821'}
     """
+    left = _placeholders(args)
+    if left:
+        which = ", ".join(f'"{name}"' for name in left)
+        raise ValueError(
+            f'{which} {"is" if len(left) == 1 else "are"} still "{EDIT_PLACEHOLDER}": put '
+            'the value the call should use there, or "***" to keep the proposed one'
+        )
     kept: dict[str, Any] = {}
     for key, value in args.items():
         old = (proposed or {}).get(key)
@@ -147,6 +167,51 @@ def keep_masked(args: dict[str, Any], proposed: dict[str, Any] | None) -> dict[s
         else:
             kept[key] = value
     return kept
+
+
+def _placeholders(value: Any, path: str = "") -> list[str]:
+    """Where `value` still holds `EDIT_PLACEHOLDER`, as dotted names."""
+    if value == EDIT_PLACEHOLDER:
+        return [path or "the arguments"]
+    items: Any = ()
+    if isinstance(value, dict):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    return [name for key, item in items for name in _placeholders(item, key)]
+
+
+def _with_placeholders(value: Any, path: str, masked: list[str]) -> Any:
+    """`value` with each "***" replaced by `EDIT_PLACEHOLDER`; their names go to `masked`."""
+    if value == MASK:
+        masked.append(path)
+        return EDIT_PLACEHOLDER
+    if isinstance(value, dict):
+        return {
+            k: _with_placeholders(v, f"{path}.{k}" if path else str(k), masked)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_with_placeholders(v, f"{path}[{i}]", masked) for i, v in enumerate(value)]
+    return value
+
+
+def _edit_example(t: str, c: str, p: Pending, flags: AgentFlags | str) -> list[str]:
+    """The `--edit` command to paste, with no masked value in it, and what to fill in."""
+    if p.args is None:  # a bare input: the new arguments must be typed as an object
+        return [f"thinkgraph approve {t} {c} --edit '<the arguments as a JSON object>'{flags}"]
+    masked: list[str] = []
+    args = _with_placeholders(p.args, "", masked)
+    edit = shlex.quote(json.dumps(args, ensure_ascii=False))
+    lines = [f"thinkgraph approve {t} {c} --edit {edit}{flags}"]
+    if masked:
+        one = len(masked) == 1
+        lines.append(
+            f"  ({', '.join(masked)} {'is' if one else 'are'} masked: put "
+            f'{"its value" if one else "their values"} in place of "{EDIT_PLACEHOLDER}", '
+            'or "***" to keep the proposed one; pasted as it is, the edit is refused)'
+        )
+    return lines
 
 
 def _shown_args(p: Pending) -> str:
@@ -208,10 +273,11 @@ def how_to_continue(
     tools: Iterable[Tool] = (),
     chain: Sequence[BaseStep] = (),
 ) -> list[str]:
-    """The exact commands that continue a paused (or unfinished) run.
+    """The exact commands that continue a paused (or unfinished) run, the first of which
+    continues it as it stands.
 
-    The `--edit` example shows the arguments redacted; pasted as is, its "***" keep the
-    proposed values.
+    None carries a masked value: the `--edit` example holds `EDIT_PLACEHOLDER` where a
+    value is masked, followed by a line (in parentheses) naming those fields.
     """
     pending, _ = masked_pending(pending, tools, chain)
     t = shlex.quote(thread)
@@ -219,10 +285,9 @@ def how_to_continue(
     if len(approvals) == 1:
         p = approvals[0]
         c = shlex.quote(p.call_id or "")
-        edit = shlex.quote(_args_json(p.args, p.raw_args, indent=None))
         return [
             f"thinkgraph approve {t} {c}{flags}",
-            f"thinkgraph approve {t} {c} --edit {edit}{flags}",
+            *_edit_example(t, c, p, flags),
             f"thinkgraph reject {t} {c} --reason 'why not'{flags}",
             f"thinkgraph respond {t} {c} 'what the call would have returned'{flags}",
         ]
@@ -253,8 +318,10 @@ def print_new_steps(chain: Sequence[Any], seen: int, tools: Iterable[Tool] = ())
 
 
 def _choose(question: str, options: Sequence[str]) -> str:
+    """One of `options`, asked until the answer names one: there is no default, so a bare
+    Enter (a key pressed by habit) never approves a call."""
     while True:
-        word = str(typer.prompt(question, default=options[0])).strip().lower()
+        word = str(typer.prompt(question, default="", show_default=False)).strip().lower()
         matches = [o for o in options if word and o.startswith(word)]
         if len(matches) == 1:
             return matches[0]
@@ -282,9 +349,13 @@ def _ask_call(p: Pending, shown: Pending) -> Approve | Edit | Reject | Respond:
         except ValueError as exc:
             typer.echo(f"error: not JSON ({exc}); try again")
             continue
-        if isinstance(value, dict):
+        if not isinstance(value, dict):
+            typer.echo("error: the arguments must be a JSON object; try again")
+            continue
+        try:
             return Edit(args=keep_masked(value, p.args))
-        typer.echo("error: the arguments must be a JSON object; try again")
+        except ValueError as exc:
+            typer.echo(f"error: {exc}; try again")
 
 
 def ask(

@@ -10,8 +10,9 @@ half-answers anywhere:
 - `decide T --approve C1 --edit C2='{…}' --reject C3='reason' --respond C4='text'` answers
   a mixed pause in one command.
 
-What they print is redacted with the run's tools (`--tools`), and a "***" in edited
-arguments keeps the proposed value it masks (see cli/_pending.py).
+What they print is redacted with the run's tools (`--tools`) and the sensitive fields the
+run recorded; a "***" in edited arguments keeps the proposed value it masks, and the
+placeholder of a printed `--edit` example left as it is is refused (see cli/_pending.py).
 
 The command that answers also continues the run, so it needs the run's tools and model
 (`--tools`, `--model` or `--script`), as `resume` does; with `--enqueue` it checks the
@@ -117,12 +118,7 @@ def _answer_calls(
             waiting = {p.call_id or "": p for p in before.pending if p.kind == "approval"}
             if before.status != "paused" or not waiting:
                 fail(_not_waiting(thread, before))
-            decisions: dict[str, Decision] = {
-                call_id: Edit(args=keep_masked(d.args, waiting[call_id].args))
-                if isinstance(d, Edit) and call_id in waiting
-                else d
-                for call_id, d in decide(sorted(waiting)).items()
-            }
+            decisions = _kept(decide(sorted(waiting)), waiting)
             unknown = sorted(set(decisions) - set(waiting))
             if unknown:
                 fail(
@@ -155,6 +151,20 @@ def _answer_calls(
                    chain=before.chain)  # fmt: skip
 
     guarded(go)
+
+
+def _kept(decisions: dict[str, Decision], waiting: dict[str, Any]) -> dict[str, Decision]:
+    """The decisions with each edit's "***" back to the proposed value (see `keep_masked`);
+    an edit that still holds the printed example's placeholder is refused."""
+    kept: dict[str, Decision] = {}
+    for call_id, d in decisions.items():
+        if isinstance(d, Edit) and call_id in waiting:
+            try:
+                d = Edit(args=keep_masked(d.args, waiting[call_id].args))
+            except ValueError as exc:
+                fail(f"--edit for call {call_id}: {exc}")
+        kept[call_id] = d
+    return kept
 
 
 def _queue(enqueue: bool, queue: str) -> str | None:
