@@ -112,6 +112,24 @@ def test_show_prints_no_part_of_a_cut_secret_in_any_format(tmp_path: Path) -> No
         assert "TOKSECRET" not in shown.output, fmt
 
 
+@pytest.mark.parametrize("shown", [["--json"], []], ids=["json-lines", "live"])
+def test_a_live_run_prints_no_part_of_a_cut_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shown: list[str]
+) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # so --tools tests.… imports
+    script = tmp_path / "replies.json"
+    script.write_text(
+        json.dumps([_act("fetch_record", key="r1"), "Thought: ok\nFinal Answer: read"])
+    )
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    args = ["run", "read record r1", "--store", store, "--script", str(script), *shown]
+    result = CliRunner().invoke(app, [*args, "--tools", "tests.views.test_mask_cut:fetch_record"])
+    assert result.exit_code == 0, result.output
+    assert "TOKSECRET" not in result.output
+    if shown:
+        assert '"token\\": \\"***\\n…' in result.output  # the observation, JSON-escaped
+
+
 def test_a_cut_value_of_a_secret_name_is_masked_though_never_seen_whole() -> None:
     cut = ObservationStep(
         number=0,
