@@ -42,6 +42,7 @@ from pydantic import (
 
 from thinkgraph.errors import ResumeValueError
 from thinkgraph.tools.registry import ToolRegistry
+from thinkgraph.values import problem
 
 __all__ = [
     "LANGCHAIN_DECISIONS",
@@ -272,6 +273,14 @@ def check_edited_args(call_id: str, tool: str, args: dict[str, Any], tools: Tool
 
 
 def _check_edit(request: Pending, edit: Edit, tools: ToolRegistry) -> None:
+    # The edited arguments are stored as given (the tool gets them validated), so they must
+    # be what a run can hold even where the tool's model would convert them (2**70 to a
+    # float, say), and whether or not the tool is known.
+    found = problem(edit.args)
+    if found is not None:
+        raise ResumeValueError(
+            f"edited arguments for call {request.call_id!r} ({request.tool}) are invalid: {found}"
+        )
     tool = tools.get(request.tool or "")
     if tool is None:
         return  # act reports the unknown tool to the model, edited or not

@@ -30,10 +30,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from thinkgraph.errors import ToolDefinitionError
 from thinkgraph.tools._threads import run_coroutine, submit_to_worker
+from thinkgraph.values import problem
 
 __all__ = [
     "FunctionTool",
@@ -112,7 +113,12 @@ class Tool:
     description: str
     """What the tool does, for the model."""
     args_model: type[BaseModel]
-    """The arguments; a call's arguments are validated against it before every call."""
+    """The arguments; a call's arguments are validated against it before every call.
+
+    Once the tool is checked (`check_definition`, which every `ToolRegistry` runs), this is
+    the model given made to refuse what no tool should receive (see `checked_args_model`):
+    NaN and infinities unless the model allows them, and values a run cannot store.
+    """
     returns: str = ""
     """What the tool returns, for the model ("" when not described)."""
     kind: ToolKind = "function"
@@ -159,16 +165,21 @@ class Tool:
     def needs_approval(self, args: dict[str, Any]) -> bool:
         """Whether a call with these arguments must be approved by a person first.
 
-        A predicate that raises (say, on arguments the model got wrong) counts as "yes":
-        when in doubt, ask.
+        When in doubt, ask: a predicate that raises (say, on arguments the model got
+        wrong) or answers anything but True or False counts as "yes", and so do arguments
+        holding NaN, an infinity or another value a predicate cannot be trusted to compare
+        (``nan > 100`` is False), whatever the predicate would say.
         """
         rule = self.requires_approval
         if isinstance(rule, bool):
             return rule
+        if problem(args) is not None:
+            return True
         try:
-            return bool(rule(args))
+            answer = rule(args)
         except Exception:
             return True
+        return answer if isinstance(answer, bool) else True
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments, without pydantic's generated titles."""
@@ -268,12 +279,61 @@ class Tool:
                 f"the arguments of tool {self.name!r} have no JSON schema ({exc}); "
                 "use JSON-friendly types (str, int, float, bool, list, dict, a pydantic model)"
             ) from exc
+        # Here, where every registry passes, so no tool is handed arguments unchecked.
+        self.args_model = checked_args_model(model)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {getattr(self, 'name', '?')!r}>"
 
 
 # -- checks and schemas shared by every tool ------------------------------------------------
+
+_CHECKED = "__thinkgraph_checked_args__"
+
+
+def checked_args_model(model: type[BaseModel]) -> type[BaseModel]:
+    """`model`, made to refuse arguments no tool should receive; a subclass of it.
+
+    Refused, each as a validation error the runner turns into an observation the model can
+    recover from (and a person's edit into a refusal that leaves the run paused):
+
+    - NaN and infinities, as numbers or as text ("nan", "-Infinity"), anywhere in the
+      arguments, nested models and free-form dicts included: a predicate or a tool that
+      compares one (``amount > 100``) is silently wrong. A model whose config sets
+      ``allow_inf_nan=True``, or a field declared ``Field(allow_inf_nan=True)``, says it
+      takes them, and gets them.
+    - values a run cannot store (see `thinkgraph.values`): a lone surrogate, an integer
+      wider than 64 bits, nesting more than `thinkgraph.values.MAX_DEPTH` deep.
+
+    The subclass has the same fields, JSON schema and name, so a tool's `run` still gets an
+    instance of its own model. Checking a checked model returns it as is.
+    """
+    if model.__dict__.get(_CHECKED):
+        return model
+    takes_all = model.model_config.get("allow_inf_nan") is True
+    takes_nonfinite = frozenset(
+        name
+        for name, info in model.model_fields.items()
+        if takes_all or any(getattr(m, "allow_inf_nan", None) is True for m in info.metadata)
+    )
+
+    def refuse_unfit(args: BaseModel) -> BaseModel:
+        for name, value in args.model_dump().items():
+            found = problem({name: value}, finite=name not in takes_nonfinite)
+            if found is not None:
+                raise ValueError(found)
+        return args
+
+    namespace: dict[str, Any] = {
+        "__module__": model.__module__,
+        "__qualname__": model.__qualname__,
+        "__doc__": model.__doc__,
+        _CHECKED: True,
+        "thinkgraph_refuse_unfit": model_validator(mode="after")(refuse_unfit),
+    }
+    if not takes_all:
+        namespace["model_config"] = ConfigDict(allow_inf_nan=False)
+    return type(model.__name__, (model,), namespace)
 
 
 def _check_name(name: str) -> None:
