@@ -60,7 +60,10 @@ class KnownValues:
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         self._values: set[str] = set()
+        # The automaton and the sorted list are made when a text first needs them: most
+        # texts hold no value's first word (those a view shows are masked by name first).
         self._built = False
+        self._sorted_now = False
         self._goto: list[dict[str, int]] = [{}]
         self._fail: list[int] = [0]
         self._out: list[int] = [0]
@@ -81,10 +84,19 @@ class KnownValues:
         return len(self._values)
 
     def add(self, value: str) -> None:
-        """Find `value` from now on (the automaton is rebuilt at the next scan)."""
+        """Find `value` from now on (the automaton is rebuilt when next needed)."""
         if value and value not in self._values:
             self._values.add(value)
-            self._built = False
+            self._built = self._sorted_now = False
+            self._first.add(_TOKEN.match(value)[0])  # type: ignore[index]
+            # Where a value is, its first word is a word of the text (as
+            # `_has_first_word` reads words), whatever comes before it.
+            word = _WORD.search(value)
+            if word is None:
+                self._unanchored = True
+            else:
+                self._first_words.add(word[0])
+            self._longest = max(self._longest, len(value))
 
     def mask(self, text: str, mask: str) -> str:
         """`text` with every known value, and the cut-off start of one, replaced by `mask`."""
@@ -103,7 +115,6 @@ class KnownValues:
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """The (start, end) of each piece of `text` to mask, sorted, overlaps merged."""
-        self._build()
         anchored = self._unanchored or self._has_first_word(text)
         found = self._whole(text) if anchored else []
         found += self._cut_starts(text, anchored=anchored)
@@ -117,6 +128,7 @@ class KnownValues:
 
     def _whole(self, text: str) -> list[tuple[int, int]]:
         """Every known value in `text`: one pass of the automaton over its tokens."""
+        self._build()
         goto, fail, out = self._goto, self._fail, self._out
         tokens = _TOKEN.findall(text)
         ends: list[tuple[int, int]] = []  # (index of the last token, length in characters)
@@ -163,6 +175,8 @@ class KnownValues:
 
     def _begins(self, piece: str) -> bool:
         """Whether some known value starts with `piece`."""
+        if not self._sorted_now:
+            self._sorted, self._sorted_now = sorted(self._values), True
         at = bisect_left(self._sorted, piece)
         return at < len(self._sorted) and self._sorted[at].startswith(piece)
 
@@ -172,12 +186,9 @@ class KnownValues:
             return
         goto: list[dict[str, int]] = [{}]
         out = [0]
-        self._first, self._first_words, self._unanchored = set(), set(), False
         for value in self._values:
-            tokens = _TOKEN.findall(value)
-            self._note_first(value, tokens)
             state = 0
-            for token in tokens:
+            for token in _TOKEN.findall(value):
                 nxt = goto[state].get(token)
                 if nxt is None:
                     nxt = goto[state][token] = len(goto)
@@ -197,19 +208,7 @@ class KnownValues:
                 # The longest value ending here: this state's own, else its failure's.
                 out[child] = out[child] or out[fail[child]]
         self._goto, self._fail, self._out = goto, fail, out
-        self._sorted = sorted(self._values)
-        self._longest = max(map(len, self._values), default=0)
         self._built = True
-
-    def _note_first(self, value: str, tokens: list[str]) -> None:
-        self._first.add(tokens[0])
-        # Where a value is, its first word is a word of the text (as `_has_first_word`
-        # reads words), whatever comes before it.
-        word = _WORD.search(value)
-        if word is None:
-            self._unanchored = True
-        else:
-            self._first_words.add(word[0])
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

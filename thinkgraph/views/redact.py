@@ -225,7 +225,8 @@ class Redactor:
         if isinstance(value, Mapping):
             out: dict[Any, Any] = {}
             for key, item in value.items():
-                if item is not None and (names is None or _is_secret_name(str(key), names)):
+                name = key if isinstance(key, str) else str(key)
+                if item is not None and (names is None or name in names or _looks_secret(name)):
                     out[key] = MASK
                     if collect:
                         self._collect(item)
