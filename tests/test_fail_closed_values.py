@@ -351,6 +351,11 @@ PRODUCED: dict[str, Callable[[], Any]] = {
     "ToolOutput with a hostile chain": lambda: ToolOutput(
         "\ud800", child_chain=[{"type": "task", "text": "\ud800", "n": 2**64}]
     ),
+    "ToolOutput with hostile usage": lambda: ToolOutput(
+        "ok",
+        usage={"prompt_tokens": 2**70, "completion_tokens": "lots", "cost_usd": float("nan")},  # type: ignore[typeddict-item]
+    ),
+    "nesting 100k deep": lambda: _nested(100_000),
 }
 
 
@@ -532,12 +537,10 @@ def test_a_run_stopped_by_a_store_error_resumes_to_the_end_once_it_is_gone(
     RUNS.clear()
     tools: list[Tool] = [count, calculator]
     fault = sqlite3.OperationalError("disk I/O error")
-    monkeypatch.setattr(
-        CompactSqliteSaver, "put", _failing_once(CompactSqliteSaver.put, at, fault)
-    )
-    with Agent(ScriptedModel(STORE_FAULT_REPLIES), tools, store=url) as agent:
-        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
-            agent.run("count", thread_id="T")
+    monkeypatch.setattr(CompactSqliteSaver, "put", _failing_once(CompactSqliteSaver.put, at, fault))
+    agent = Agent(ScriptedModel(STORE_FAULT_REPLIES), tools, store=url)
+    with agent, pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        agent.run("count", thread_id="T")
     monkeypatch.undo()  # the cause is gone
 
     with Agent(ScriptedModel(STORE_FAULT_REPLIES), tools, store=url) as agent:
@@ -564,9 +567,9 @@ def test_on_postgres_a_run_stopped_by_a_store_error_resumes_to_the_end(
     tools: list[Tool] = [count, calculator]
     fault = psycopg.OperationalError("the server closed the connection")
     monkeypatch.setattr(PostgresStore, "put", _failing_once(PostgresStore.put, 7, fault))
-    with Agent(ScriptedModel(STORE_FAULT_REPLIES), tools, store=POSTGRES_URL) as agent:
-        with pytest.raises(psycopg.OperationalError, match="server closed"):
-            agent.run("count", thread_id=thread_id)
+    agent = Agent(ScriptedModel(STORE_FAULT_REPLIES), tools, store=POSTGRES_URL)
+    with agent, pytest.raises(psycopg.OperationalError, match="server closed"):
+        agent.run("count", thread_id=thread_id)
     monkeypatch.undo()
     with Agent(ScriptedModel(STORE_FAULT_REPLIES), tools, store=POSTGRES_URL) as agent:
         result = agent.resume(thread_id)

@@ -60,9 +60,9 @@ def add_tool_usage(counters: Counters, results: Iterable[ToolResultStep | None])
     used = [r.usage for r in results if r is not None and r.usage]
     if not used:
         return counters  # the common case: plain tools, nothing to add
-    prompt = sum(int(u.get("prompt_tokens") or 0) for u in used)
-    completion = sum(int(u.get("completion_tokens") or 0) for u in used)
-    costs = [u.get("cost_usd") for u in used]
+    prompt = sum(_tokens(u.get("prompt_tokens")) for u in used)
+    completion = sum(_tokens(u.get("completion_tokens")) for u in used)
+    costs = [_cost(u.get("cost_usd")) for u in used]
     return counters.model_copy(
         update={
             "prompt_tokens": counters.prompt_tokens + prompt,
@@ -71,3 +71,19 @@ def add_tool_usage(counters: Counters, results: Iterable[ToolResultStep | None])
             "cost_known": counters.cost_known and all(c is not None for c in costs),
         }
     )
+
+
+# A tool reports its own usage, so what it reports is checked like any value it returns: a
+# count that is not one counts as nothing, a cost that is not one as unknown.
+
+
+def _tokens(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63:
+        return value
+    return 0
+
+
+def _cost(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e12:
+        return float(value)
+    return None

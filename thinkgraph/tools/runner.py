@@ -439,7 +439,11 @@ def _json_safe(value: Any) -> Any:
     try:
         return to_jsonable_python(value, fallback=repr, inf_nan_mode="null", bytes_mode="base64")
     except Exception:
+        pass
+    try:
         return repr(value)
+    except Exception:  # nested too deeply even to print (RecursionError), or a broken __repr__
+        return f"<a {type(value).__name__} that cannot be shown>"
 
 
 def _succeeded(
