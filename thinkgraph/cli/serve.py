@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import resource
 import secrets
 import socket
 from typing import Annotated, Any
@@ -72,6 +73,21 @@ def serve(
             min=0, help="Seconds between keep-alive pings on event streams; 0: none [default: 15]."
         ),
     ] = None,
+    max_connections: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="The most connections open at once; past it, the one waiting longest for "
+            "its request is closed [default: 1000].",
+        ),
+    ] = None,
+    header_timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=0.1,
+            help="Seconds a request's line and headers have to arrive in [default: 10].",
+        ),
+    ] = None,
 ) -> None:
     """Serve runs over HTTP (start, watch live, approve, resume) with a page at /.
 
@@ -85,6 +101,11 @@ def serve(
 
         from thinkgraph.server import build_app
         from thinkgraph.server.guards import LOOPBACK, server_hosts
+        from thinkgraph.server.limits import (
+            HEADER_TIMEOUT_S,
+            MAX_CONNECTIONS,
+            bounded_http_protocol,
+        )
         from thinkgraph.server.logs import redact_access_log
     except ImportError:
         fail("serve needs the server extra: pip install 'thinkgraph[server]'")
@@ -129,13 +150,51 @@ def serve(
                 allow_hosts=allow_host or (),
                 **{name: value for name, value in limits.items() if value is not None},
             )  # fmt: skip
-            config = uvicorn.Config(app, host=host, port=port, log_level="info")
+            protocol = bounded_http_protocol(
+                max_connections=_room_for(max_connections or MAX_CONNECTIONS),
+                header_timeout_s=header_timeout or HEADER_TIMEOUT_S,
+            )
+            # No WebSocket route is served: an upgrade is answered as plain HTTP.
+            config = uvicorn.Config(
+                app, host=host, port=port, log_level="info", http=protocol, ws="none"
+            )
             redact_access_log()  # after uvicorn set its logging up
             typer.echo(f"serving on {url} (Ctrl+C stops)", err=True)
             uvicorn.Server(config).run(sockets=[listening])
 
     with listening:
         guarded(go)
+
+
+_SPARE_FILES = 128
+"""File descriptors kept for what is not a connection: the store, logs, tools' files."""
+
+
+def _room_for(connections: int) -> int:
+    """How many connections this process can hold, raising its soft limit of open files
+    (up to the hard one) to fit `connections` if need be.
+
+    A connection is an open file: past the limit, new ones fail to be accepted and real
+    requests with them. So the cap stays below it, with room for the store and the rest.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connections + _SPARE_FILES
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+        except (ValueError, OSError):
+            pass  # keep the limit there is; the cap fits under it
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return connections
+    room = max(1, soft - _SPARE_FILES)
+    typer.echo(
+        f"note: this process may open {soft} files, so it takes {room} connections at once, "
+        f"not --max-connections {connections} (raise the limit with ulimit -n)",
+        err=True,
+    )
+    return room
 
 
 def _listen(host: str, port: int) -> socket.socket:

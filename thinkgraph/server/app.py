@@ -30,7 +30,10 @@ In front of the routes, one ASGI middleware per rule, outermost first: the Host 
 the server's own (`guards.HostGate`, 403); a change must come from its own page or a
 program, as JSON (`guards.SameOriginGate`, 403/415); the token, when there is one
 (`auth.TokenGate`, 401); bodies are bounded (`limits.BodyLimit`, 413); open event streams
-are capped (`limits.StreamCap`, 429). A task over `max_task_bytes` is refused here (413).
+are capped (`limits.StreamCap`, 429). A task over `max_task_bytes` is refused here (413),
+and a body nested more than `MAX_JSON_DEPTH` deep (400). Under all of it, `thinkgraph
+serve` bounds the connections themselves (`limits.bounded_http_protocol`: a cap, and a
+timeout and a size limit for request heads).
 """
 
 from __future__ import annotations
@@ -127,14 +130,43 @@ def _in_http_words(message: str) -> str:
     return message
 
 
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of arrays and objects a request body may have."""
+
+_TOO_DEEP = (
+    f"the body nests arrays or objects more than {MAX_JSON_DEPTH} deep; send a flatter JSON object"
+)
+
+
 async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
     try:
-        body = await request.json()
+        body = json.loads(raw)
+    except RecursionError:
+        raise _BadRequest(_TOO_DEEP) from None
     except ValueError as exc:
         raise _BadRequest(f"the body is not JSON ({exc})") from None
+    if _depth_over(body, MAX_JSON_DEPTH):
+        raise _BadRequest(_TOO_DEEP)
     if not isinstance(body, dict):
         raise _BadRequest("the body must be a JSON object")
     return body
+
+
+def _depth_over(value: Any, most: int) -> bool:
+    """Whether `value` nests lists and dicts more than `most` deep (no recursion: a deep
+    value must not exhaust the stack where it is measured)."""
+    level: list[Any] = [value]
+    for _ in range(most):
+        level = [
+            inner
+            for outer in level
+            if isinstance(outer, dict | list)
+            for inner in (outer.values() if isinstance(outer, dict) else outer)
+        ]
+        if not level:
+            return False
+    return any(isinstance(item, dict | list) for item in level)
 
 
 class _BadRequest(Exception):
