@@ -44,7 +44,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -110,13 +109,7 @@ _Names = frozenset[str] | None
 
 
 def _is_secret_name(name: str, sensitive: frozenset[str] | set[str]) -> bool:
-    return name in sensitive or _looks_secret(name)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _looks_secret(name: str) -> bool:
-    # Cached: a reply with many keys asks about each of them in every pass.
-    return bool(SECRET_NAME.search(name))
+    return name in sensitive or bool(SECRET_NAME.search(name))
 
 
 def unknown_tools_note(names: Sequence[str]) -> str | None:
@@ -161,6 +154,9 @@ class Redactor:
         self._call_tools: dict[str, str] = {}
         self._unknown: set[str] = set()
         self._values = KnownValues()
+        self._looks_secret: dict[str, bool] = {}
+        """Whether each key met so far looks secret: a reply with many keys is read in
+        several passes, each asking about every key."""
         for step in chain:
             self.learn(step)
 
@@ -224,9 +220,13 @@ class Redactor:
         """`value` with the values of secret names masked, at any depth."""
         if isinstance(value, Mapping):
             out: dict[Any, Any] = {}
+            looks = self._looks_secret
             for key, item in value.items():
                 name = key if isinstance(key, str) else str(key)
-                if item is not None and (names is None or name in names or _looks_secret(name)):
+                secret = names is None or name in names or looks.get(name)
+                if secret is None:
+                    secret = looks[name] = bool(SECRET_NAME.search(name))
+                if item is not None and secret:
                     out[key] = MASK
                     if collect:
                         self._collect(item)
