@@ -42,6 +42,7 @@ __all__ = [
     "ToolContext",
     "ToolKind",
     "ToolVisibility",
+    "checked_args_model",
     "tool",
 ]
 
@@ -239,7 +240,11 @@ class Tool:
         self.cache_ttl_s = cache_ttl_s
 
     def check_definition(self) -> None:
-        """Raise `ToolDefinitionError` if the tool cannot be described to a model or run."""
+        """Raise `ToolDefinitionError` if the tool cannot be described to a model or run.
+
+        A tool that passes has its `args_model` made to refuse what no tool should receive
+        (see `checked_args_model`); checking it again changes nothing.
+        """
         for attr in ("name", "description", "args_model"):
             if not hasattr(self, attr):
                 raise ToolDefinitionError(
