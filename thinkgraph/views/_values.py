@@ -50,6 +50,13 @@ _ESCAPED_WORD = re.compile(r"(?:\\u[0-9a-fA-F]{4}|\\[bfnrt]|%[0-9A-Fa-f]{2})(\w+
 """With `_WORD`, every word `_TOKEN` makes of a text (and a few more): after an escape
 that ends in a letter or digit, `_TOKEN`'s word starts after the escape."""
 
+_FEW_WORDS = 8
+"""Up to this many first words, a text is searched for each before it is split in words."""
+
+_FIRST_TOKENS = re.compile(rf"(?:\A|(?<=\0))(?:{_TOKEN.pattern})", re.S)
+_FIRST_WORDS = re.compile(r"(?:\A|\0)[^\w\0]*(\w+)")
+"""The first token, and the first word, of each value in values joined by NUL."""
+
 _CUT = re.compile(r"(?<!\s)\s*(?:…|\.\.\.)")
 """Where a text says it goes on beyond what it shows (the lookbehind starts a match only
 at the head of a run of spaces, so a long run is not scanned again from each space)."""
@@ -77,26 +84,56 @@ class KnownValues:
         """Whether some value has no word (then every text is walked)."""
         self._sorted: list[str] = []
         self._longest = 0
-        for value in values:
-            self.add(value)
+        self._new: list[str] = []
+        """Values added since `_settle` last took note of them."""
+        self._heads: set[str] = set()
+        """The first `MIN_PREFIX_CHARS` characters of every value: a piece that begins
+        none of them begins no value, and the sorted list is not needed to say so."""
+        self.update(values)
 
     def __len__(self) -> int:
         return len(self._values)
 
     def add(self, value: str) -> None:
         """Find `value` from now on (the automaton is rebuilt when next needed)."""
-        if value and value not in self._values:
-            self._values.add(value)
-            self._built = self._sorted_now = False
-            self._first.add(_TOKEN.match(value)[0])  # type: ignore[index]
-            # Where a value is, its first word is a word of the text (as
-            # `_has_first_word` reads words), whatever comes before it.
-            word = _WORD.search(value)
-            if word is None:
-                self._unanchored = True
-            else:
-                self._first_words.add(word[0])
-            self._longest = max(self._longest, len(value))
+        self.update((value,))
+
+    def update(self, values: Iterable[str]) -> None:
+        """Find each of `values` from now on."""
+        known = self._values
+        fresh = [value for value in dict.fromkeys(values) if value and value not in known]
+        known.update(fresh)
+        self._new += fresh
+
+    def _settle(self) -> None:
+        """Take note of the values added since last time: their first tokens and words.
+
+        All at once, in a scan of the values joined by NUL (which no token or word holds),
+        rather than a call per value: a reply with 200,000 secret keys adds as many values.
+        """
+        new, self._new = self._new, []
+        if not new:
+            return
+        self._built = self._sorted_now = False
+        self._longest = max(self._longest, max(map(len, new)))
+        self._heads.update(value[:MIN_PREFIX_CHARS] for value in new)
+        joined = "\0".join(value for value in new if "\0" not in value)
+        if joined:
+            count = len(new) - sum(1 for value in new if "\0" in value)
+            self._first.update(_FIRST_TOKENS.findall(joined))
+            words = _FIRST_WORDS.findall(joined)
+            self._first_words.update(words)
+            # Where a value is, its first word is a word of the text (as `_has_first_word`
+            # reads words), whatever comes before it; a value with no word anchors nothing.
+            self._unanchored = self._unanchored or len(words) < count
+        for value in new:
+            if "\0" in value:
+                self._first.add(_TOKEN.match(value)[0])  # type: ignore[index]
+                word = _WORD.search(value)
+                if word is None:
+                    self._unanchored = True
+                else:
+                    self._first_words.add(word[0])
 
     def mask(self, text: str, mask: str) -> str:
         """`text` with every known value, and the cut-off start of one, replaced by `mask`."""
@@ -115,12 +152,17 @@ class KnownValues:
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """The (start, end) of each piece of `text` to mask, sorted, overlaps merged."""
+        self._settle()
         anchored = self._unanchored or self._has_first_word(text)
         found = self._whole(text) if anchored else []
         found += self._cut_starts(text, anchored=anchored)
         return _merged(found)
 
     def _has_first_word(self, text: str) -> bool:
+        if len(self._first_words) <= _FEW_WORDS and not any(
+            word in text for word in self._first_words
+        ):  # a search for each word's letters costs less than splitting a long text
+            return False
         if not self._first_words.isdisjoint(_WORD.findall(text)):
             return True
         escaped = "\\" in text or "%" in text
@@ -146,7 +188,7 @@ class KnownValues:
 
     def _cut_starts(self, text: str, *, anchored: bool) -> list[tuple[int, int]]:
         """The visible start of a value at each point where the text is cut."""
-        ends = [m.start() for m in _CUT.finditer(text)]
+        ends = [m.start() for m in _CUT.finditer(text)] if "…" in text or "..." in text else []
         ends.append(len(text.rstrip()))
         found: list[tuple[int, int]] = []
         for end in dict.fromkeys(ends):
@@ -174,7 +216,9 @@ class KnownValues:
         return None
 
     def _begins(self, piece: str) -> bool:
-        """Whether some known value starts with `piece`."""
+        """Whether some known value starts with `piece` (at least `MIN_PREFIX_CHARS` long)."""
+        if piece[:MIN_PREFIX_CHARS] not in self._heads:
+            return False
         if not self._sorted_now:
             self._sorted, self._sorted_now = sorted(self._values), True
         at = bisect_left(self._sorted, piece)

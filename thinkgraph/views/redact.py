@@ -47,15 +47,18 @@ import contextlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from json.encoder import encode_basestring
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from thinkgraph.state import (
     BaseStep,
     HumanStep,
     LLMCallStep,
+    ToolCall,
     ToolCallStep,
     ToolResultStep,
 )
@@ -80,12 +83,22 @@ SECRET_NAME = re.compile(
 )
 """Field names redacted for every tool, known or not, at any depth."""
 
-SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), MASK),
-    (re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 " + MASK),
-    (re.compile(r"\b(ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}"), MASK),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), MASK),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), MASK),
+_CREDENTIALS: tuple[tuple[str | re.Pattern[str], re.Pattern[str], str], ...] = (
+    ("sk-", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), MASK),
+    (
+        re.compile(r"(?i)b(?:earer|asic)"),
+        re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}"),
+        r"\1 " + MASK,
+    ),
+    ("gh", re.compile(r"\b(ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}"), MASK),
+    ("xox", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), MASK),
+    ("AKIA", re.compile(r"\bAKIA[0-9A-Z]{16}\b"), MASK),
+)
+"""Credential shapes, each after what every match of it holds: a text without that is not
+scanned for the shape (a shape that starts with `\\b` is tried at every position)."""
+
+SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (pattern, replacement) for _, pattern, replacement in _CREDENTIALS
 )
 """Credential shapes redacted in any text, whatever field they are in."""
 
@@ -95,6 +108,10 @@ MIN_SECRET_CHARS = 4
 Replacing every "42" or "yes" across a chain would garble it while protecting nothing a
 reader could not guess.
 """
+
+_REMEMBERED_CHARS = 4096
+"""A text at least this long keeps its pairs masked from when it is learned to when it is
+shown (a model's reply that writes a call's arguments); a shorter one is scanned again."""
 
 _KEY_VALUE = re.compile(
     r"""(?P<open>(?P<q>["'])(?P<key>[^"'\s:,{}\[\]]{1,64})(?P=q)\s*:\s*)"""
@@ -106,10 +123,6 @@ quoted value that a cut ended before its closing quote (up to the line's or text
 
 _Names = frozenset[str] | None
 """The names masked in one tool's arguments and result; None masks every value."""
-
-
-def _is_secret_name(name: str, sensitive: frozenset[str] | set[str]) -> bool:
-    return name in sensitive or bool(SECRET_NAME.search(name))
 
 
 def unknown_tools_note(names: Sequence[str]) -> str | None:
@@ -127,6 +140,11 @@ def unknown_tools_note(names: Sequence[str]) -> str | None:
 
 class Redactor:
     """Redacts the steps of one chain; built from the whole chain so values are known.
+
+    Each step is read once to learn its secrets (`learn`) and copied once to show it
+    (`step`): the copy replaces only the fields that change, so a step is never dumped
+    and validated again, and a long text's `"name": value` pairs, masked while it is
+    learned, are not scanned again to show it.
 
     Args:
         chain: every step of the run (values found anywhere are redacted everywhere).
@@ -146,17 +164,32 @@ class Redactor:
     ) -> None:
         self._tools = dict(tools or {})
         self._mask_unknown = mask_unknown
-        self._text_names = {
+        self._text_names: set[str] = set()
+        """The names whose `"name": value` pairs are masked in text (besides the
+        secret-looking ones): the tools' sensitive names and those the run recorded."""
+        self._added_names: list[str] = []
+        """`_text_names` in the order they were added, so a text masked while learned is
+        masked again to show it only if a name of one of its kept pairs came since."""
+        self._add_text_names(
             name for t in self._tools.values() for name in getattr(t, "sensitive", ())
-        }
+        )
         self._recorded: dict[str, frozenset[str] | None] = {}
         """Each called tool's sensitive names as the run recorded them (None: unknown)."""
         self._call_tools: dict[str, str] = {}
         self._unknown: set[str] = set()
         self._values = KnownValues()
+        self._collected: set[str] = set()
+        """Every value collected, as text: a value met again (in the call, the result
+        and the reply that wrote it) is not taken again."""
         self._looks_secret: dict[str, bool] = {}
-        """Whether each key met so far looks secret: a reply with many keys is read in
-        several passes, each asking about every key."""
+        """Whether each key met so far looks secret: a reply with many keys asks about
+        each key in its arguments, its result and its text."""
+        self._learned: dict[int, BaseStep] = {}
+        """The steps learned, by identity: a live display learns a node's steps before
+        it shows them, and showing one (`shown`) does not read it again."""
+        self._pairs_masked: dict[str, tuple[int, set[str], str]] = {}
+        """Long texts learned, with their pairs masked: (`_added_names` then, the names
+        of the pairs kept, the masked text), taken when the text is shown."""
         for step in chain:
             self.learn(step)
 
@@ -165,45 +198,19 @@ class Redactor:
         """The tools whose calls were masked in full (`mask_unknown`), sorted."""
         return sorted(self._unknown)
 
-    def learn(self, step: BaseStep) -> None:
-        """Take note of the secret values in one step, to mask them wherever they appear.
+    # -- what is secret -------------------------------------------------------------------
 
-        A live display learns each step as it arrives, before showing it.
-        """
-        if isinstance(step, ToolCallStep):
-            self._record(step)
-        for call in _calls_of(step):
-            self._call_tools[call.id] = call.name
-            self._call(call.model_dump(), collect=True)
-        if isinstance(step, ToolResultStep):
-            self._masked(step.output, self._names(step.tool), collect=True)
-        elif isinstance(step, HumanStep) and step.kind == "edit":
-            self._edit(step, collect=True)
-        for text in _strings(step.model_dump(mode="json")):
-            if ":" not in text:  # no `"name": value` pair in it
-                continue
-            for match in _KEY_VALUE.finditer(text):
-                # A cut value is masked where it is, not hunted elsewhere: as a value of
-                # its own it would unmask the rest of the whole value wherever that recurs.
-                if match["cut"] is None and self._text_secret(match):
-                    self._collect_written(match)
-
-    def _record(self, step: ToolCallStep) -> None:
-        """Take note of the sensitive names the run recorded for the call's tool."""
-        name = step.call.name
-        names = None if step.sensitive is None else frozenset(step.sensitive)
-        if name in self._recorded:  # calls of one name that disagree: mask all of them
-            before = self._recorded[name]
-            names = None if before is None or names is None else before | names
-        self._recorded[name] = names
-        self._text_names.update(names or ())
-
-    def shown(self, step: BaseStep) -> BaseStep:
-        """Learn a step as it arrives and return its redacted copy, for live output."""
-        self.learn(step)
-        return self.step(step)
+    def _secret_name(self, name: str, names: _Names | set[str]) -> bool:
+        """Whether a value under `name` is masked, given a tool's sensitive `names`."""
+        if names is None or name in names:
+            return True
+        looks = self._looks_secret.get(name)
+        if looks is None:
+            looks = self._looks_secret[name] = bool(SECRET_NAME.search(name))
+        return looks
 
     def _names(self, tool_name: str | None) -> _Names:
+        """The names masked in the arguments and result of calls to `tool_name`."""
         tool = self._tools.get(tool_name) if tool_name else None
         recorded = self._recorded.get(tool_name) if tool_name else None
         if tool is not None:
@@ -216,51 +223,215 @@ class Redactor:
             self._unknown.add(tool_name)
         return None
 
-    def _masked(self, value: Any, names: _Names, *, collect: bool = False) -> Any:
-        """`value` with the values of secret names masked, at any depth."""
+    def _raw_secret(self, tool_name: str | None, names: _Names) -> bool:
+        """Whether a call's bare input is masked: it goes to the tool's one string
+        parameter, masked if that is secret (and every input of an unknown tool)."""
+        if names is None:
+            return True
+        tool = self._tools.get(tool_name or "")
+        param = tool.single_str_param() if tool is not None else None
+        return param is not None and self._secret_name(param, names)
+
+    def _text_secret(self, key: str, value: str | None) -> bool:
+        """Whether a `"name": value` pair written in text is masked (not one already);
+        `value` is the quoted value (None for a number)."""
+        return value != MASK and self._secret_name(key, self._text_names)
+
+    def _add_text_names(self, names: Iterable[str]) -> None:
+        for name in names:
+            if name not in self._text_names:
+                self._text_names.add(name)
+                self._added_names.append(name)
+
+    # -- learning a step ------------------------------------------------------------------
+
+    def learn(self, step: BaseStep) -> None:
+        """Take note of the secret values in one step, to mask them wherever they appear.
+
+        A live display learns each step as it arrives, before showing it. A step is read
+        once: learning the same step object again does nothing.
+        """
+        if self._learned.get(id(step)) is step:
+            return
+        self._learned[id(step)] = step
+        if isinstance(step, ToolCallStep):
+            self._record(step)
+        for call in _calls_of(step):
+            self._call_tools[call.id] = call.name
+            names = self._names(call.name)
+            if call.args is not None:
+                self._gather(call.args, names)
+            elif call.raw_args is not None and self._raw_secret(call.name, names):
+                self._collect([call.raw_args])
+        if isinstance(step, ToolResultStep):
+            self._gather(step.output, self._names(step.tool))
+        elif isinstance(step, HumanStep) and step.kind == "edit":
+            self._edit(step, collect=True)
+        for text in _texts_with_pairs(step):
+            self._learn_text(text)
+
+    def _record(self, step: ToolCallStep) -> None:
+        """Take note of the sensitive names the run recorded for the call's tool."""
+        name = step.call.name
+        names = None if step.sensitive is None else frozenset(step.sensitive)
+        if name in self._recorded:  # calls of one name that disagree: mask all of them
+            before = self._recorded[name]
+            names = None if before is None or names is None else before | names
+        self._recorded[name] = names
+        self._add_text_names(sorted(names or ()))
+
+    def _gather(self, value: Any, names: _Names) -> None:
+        """Collect the values of secret names in `value`, at any depth."""
+        found: list[Any] = []
+        self._find(value, names, found)
+        self._collect(found)
+
+    def _find(self, value: Any, names: _Names, found: list[Any]) -> None:
+        """Add the values of secret names in `value`, at any depth, to `found`."""
         if isinstance(value, Mapping):
-            out: dict[Any, Any] = {}
-            looks = self._looks_secret
+            if names is None:  # every value of an unknown tool
+                found += [item for item in value.values() if item is not None]
+                return
             for key, item in value.items():
                 name = key if isinstance(key, str) else str(key)
-                secret = names is None or name in names or looks.get(name)
-                if secret is None:
-                    secret = looks[name] = bool(SECRET_NAME.search(name))
-                if item is not None and secret:
-                    out[key] = MASK
-                    if collect:
-                        self._collect(item)
+                if item is not None and self._secret_name(name, names):
+                    found.append(item)
                 else:
-                    out[key] = self._masked(item, names, collect=collect)
+                    self._find(item, names, found)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                self._find(item, names, found)
+
+    def _collect(self, values: Iterable[Any]) -> None:
+        """Take note of secret values, to mask them wherever they appear as text.
+
+        A list or an object is taken as its JSON and each of its items. All strings are
+        taken at once: a reply with 200,000 secret keys gives as many.
+        """
+        texts: list[str] = []
+        for value in values:
+            if isinstance(value, str):
+                texts.append(value)
+            elif isinstance(value, dict | list | tuple):
+                self._collect(value.values() if isinstance(value, dict) else value)
+                texts.append(json.dumps(value, ensure_ascii=False, default=repr))
+            else:
+                texts.append(str(value) if type(value) is int else json.dumps(value, default=repr))
+        # In order, not as a set: values made one after another sit together in memory.
+        collected = self._collected
+        fresh = [text for text in dict.fromkeys(texts) if text not in collected]
+        collected.update(fresh)
+        kept = [text for text in fresh if len(text) >= MIN_SECRET_CHARS]
+        self._values.update(kept)
+        # The same values as they appear inside a JSON string (an Action Input line).
+        escaped = [encode_basestring(text)[1:-1] for text in kept]
+        self._values.update([e for e, text in zip(escaped, kept, strict=True) if e != text])
+
+    def _learn_text(self, text: str) -> None:
+        """Collect the values of the secret pairs written in `text`; a long text keeps
+        its pairs masked for when it is shown."""
+        kept: set[str] = set()
+        written: list[str] = []
+        escaped: list[str] = []
+
+        def pair(match: re.Match[str]) -> str:
+            # Called for each pair of a reply that may write 200,000: groups read once.
+            key, dq, sq, num, cut = match.group("key", "dq", "sq", "num", "cut")
+            quoted = dq if dq is not None else sq if sq is not None else cut
+            if not self._text_secret(key, quoted):
+                kept.add(key)
+                return match[0]
+            # A cut value is masked where it is, not hunted elsewhere: as a value of its
+            # own it would unmask the rest of the whole value wherever that recurs.
+            if cut is None:
+                written.append(quoted if quoted is not None else num)
+                if dq is not None and "\\" in dq:  # JSON-escaped: also as it reads
+                    escaped.append(dq)
+            return _masked_pair(match)
+
+        masked = _KEY_VALUE.sub(pair, text)
+        for value in escaped:
+            with contextlib.suppress(ValueError):
+                written.append(json.loads(f'"{value}"'))
+        self._collect(written)
+        if len(text) >= _REMEMBERED_CHARS:
+            self._pairs_masked[text] = (len(self._added_names), kept, masked)
+
+    # -- showing a step -------------------------------------------------------------------
+
+    def shown(self, step: BaseStep) -> BaseStep:
+        """Learn a step as it arrives and return its redacted copy, for live output."""
+        self.learn(step)
+        return self.step(step)
+
+    def step(self, step: BaseStep) -> BaseStep:
+        """A redacted copy of one step (the stored chain is never changed)."""
+        update: dict[str, Any] = {}
+        for field, value in step.__dict__.items():
+            if field in ("id", "type"):
+                continue
+            shown: Any
+            if isinstance(step, ToolCallStep) and field == "call":
+                shown = self._shown_call(value)
+            elif isinstance(step, LLMCallStep) and field == "tool_calls":
+                shown = [self._shown_call(call) for call in value]
+            elif isinstance(step, ToolResultStep) and field == "output":
+                shown = self._masked(value, self._names(step.tool), texts=True)
+            elif isinstance(step, HumanStep) and field == "text" and step.kind == "edit":
+                shown = self._text_kept(value, self._edit(step))
+            else:
+                shown = self._masked(value, frozenset(), texts=True)
+            if shown is not value:
+                update[field] = shown
+        return step.model_copy(update=update)
+
+    def _shown_call(self, call: ToolCall) -> ToolCall:
+        """A call with its secret arguments masked and every string redacted."""
+        names = self._names(call.name)
+        update: dict[str, Any] = {}
+        for field, value in call.__dict__.items():
+            shown: Any
+            if field == "args" and value is not None:
+                shown = self._masked(value, names, texts=True)
+            elif field == "raw_args" and value is not None and call.args is None:
+                secret = self._raw_secret(call.name, names)
+                shown = MASK if secret else self._text_kept(value, value)
+            else:
+                shown = self._masked(value, frozenset(), texts=True)
+            if shown is not value:
+                update[field] = shown
+        return call.model_copy(update=update) if update else call
+
+    def _masked(self, value: Any, names: _Names, *, texts: bool = False) -> Any:
+        """`value` with the values of secret names masked, at any depth; with `texts`,
+        every other string redacted too (`text`), and the fields of a model."""
+        if isinstance(value, str):
+            return self._text_kept(value, value) if texts else value
+        if isinstance(value, Mapping):
+            if names is None:  # every value of an unknown tool
+                return {key: None if item is None else MASK for key, item in value.items()}
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                name = key if isinstance(key, str) else str(key)
+                if item is not None and self._secret_name(name, names):
+                    out[key] = MASK
+                else:
+                    out[key] = self._masked(item, names, texts=texts)
             return out
         if isinstance(value, list | tuple):
-            return [self._masked(item, names, collect=collect) for item in value]
+            return [self._masked(item, names, texts=texts) for item in value]
+        if texts and isinstance(value, BaseModel):  # a step's own part (a verdict)
+            update = {
+                field: self._masked(item, frozenset(), texts=True)
+                for field, item in value.__dict__.items()
+            }
+            return value.model_copy(update=update)
         return value
 
-    def _collect(self, value: Any) -> None:
-        if isinstance(value, dict | list | tuple):
-            items = value.values() if isinstance(value, dict) else value
-            for item in items:
-                self._collect(item)
-            text = json.dumps(value, ensure_ascii=False, default=repr)
-        else:
-            text = value if isinstance(value, str) else json.dumps(value, default=repr)
-        if len(text) >= MIN_SECRET_CHARS:
-            self._values.add(text)
-            # The same value as it appears inside a JSON string (an Action Input line).
-            self._values.add(encode_basestring(text)[1:-1])
-
-    def _collect_written(self, match: re.Match[str]) -> None:
-        # A value as written in text: JSON-escaped inside double quotes, so also decoded.
-        written = next(g for g in (match["dq"], match["sq"], match["num"]) if g is not None)
-        self._collect(written)
-        if match["dq"] is not None and "\\" in written:
-            with contextlib.suppress(ValueError):
-                self._collect(json.loads(f'"{written}"'))
-
-    def _text_secret(self, match: re.Match[str]) -> bool:
-        value = next((match[g] for g in ("dq", "sq", "cut") if match[g] is not None), None)
-        return value != MASK and _is_secret_name(match["key"], self._text_names)
+    def _text_kept(self, value: str, text: str) -> str:
+        """`text` redacted; `value` itself when that changes nothing (an enum's value)."""
+        shown = self.text(text)
+        return value if shown == value else shown
 
     def text(self, text: str) -> str:
         """A string with secret `"name": value` pairs, known secret values (whole, or the
@@ -270,76 +441,56 @@ class Redactor:
         """
         if len(text) < MIN_SECRET_CHARS:  # too short to hold a pair, a value or a pattern
             return text
-        text = _KEY_VALUE.sub(self._mask_written, text)
-        text = self._values.mask(text, MASK)
-        for pattern, replacement in SECRET_PATTERNS:
+        text = self._values.mask(self._pairs(text), MASK)
+        # Masking makes no new credential: what the text held before decides the scans.
+        held = [
+            (pattern, replacement)
+            for hint, pattern, replacement in _CREDENTIALS
+            if (hint in text if isinstance(hint, str) else hint.search(text))
+        ]
+        for pattern, replacement in held:
             text = pattern.sub(replacement, text)
         return text
 
+    def _pairs(self, text: str) -> str:
+        """`text` with its secret `"name": value` pairs masked (as learned, if it was)."""
+        if ":" not in text:  # no pair in it
+            return text
+        learned = self._pairs_masked.pop(text, None)
+        if learned is not None:
+            since, kept, masked = learned
+            if kept.isdisjoint(self._added_names[since:]):
+                return masked
+        return _KEY_VALUE.sub(self._mask_written, text)
+
     def _mask_written(self, match: re.Match[str]) -> str:
-        if not self._text_secret(match):
-            return match[0]
-        if match["cut"] is not None:  # no closing quote to put back
-            return f"{match['open']}{match['cq']}{MASK}"
-        quote = "'" if match["sq"] is not None else '"'
-        return f"{match['open']}{quote}{MASK}{quote}"
+        key, dq, sq, cut = match.group("key", "dq", "sq", "cut")
+        quoted = dq if dq is not None else sq if sq is not None else cut
+        return _masked_pair(match) if self._text_secret(key, quoted) else match[0]
 
     def value(self, value: Any) -> Any:
         """Any JSON-like value with secret-looking keys masked and every string redacted."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            masked = self._masked(value, frozenset())
-            return {k: self.value(v) for k, v in masked.items()}
-        if isinstance(value, list | tuple):
-            return [self.value(v) for v in value]
-        return value
+        return self._masked(value, frozenset(), texts=True)
 
     def pending(self, item: Any) -> dict[str, Any]:
         """One thing a paused run waits for (a `Pending` or a dict), as a redacted dict."""
         data = item.model_dump(mode="json") if isinstance(item, BaseModel) else item
         if not isinstance(data, dict):
             data = {"value": data}
-        if data.get("args") is not None or data.get("raw_args") is not None:
-            call = {
-                "name": data.get("tool"),
-                "args": data.get("args"),
-                "raw_args": data.get("raw_args"),
-            }
+        args, raw_args = data.get("args"), data.get("raw_args")
+        if args is not None or raw_args is not None:
+            tool_name = data.get("tool")
+            names = self._names(tool_name)
             # Learned first: without the chain (a run list), its thought may quote them.
-            masked = self._call(call, collect=True)
-            data = {**data, "args": masked["args"], "raw_args": masked["raw_args"]}
+            if args is not None:
+                self._gather(args, names)
+                args = self._masked(args, names)
+            elif self._raw_secret(tool_name, names):
+                self._collect([raw_args])
+                raw_args = MASK
+            data = {**data, "args": args, "raw_args": raw_args}
         redacted: dict[str, Any] = self.value(data)
         return redacted
-
-    def step(self, step: BaseStep) -> BaseStep:
-        """A redacted copy of one step (the stored chain is never changed)."""
-        data = step.model_dump()
-        if isinstance(step, ToolCallStep):
-            data["call"] = self._call(data["call"])
-        elif isinstance(step, LLMCallStep):
-            data["tool_calls"] = [self._call(c) for c in data["tool_calls"]]
-        elif isinstance(step, ToolResultStep):
-            data["output"] = self._masked(step.output, self._names(step.tool))
-        elif isinstance(step, HumanStep) and step.kind == "edit":
-            data["text"] = self._edit(step)
-        data = {k: (v if k in ("id", "type") else self.value(v)) for k, v in data.items()}
-        return type(step).model_validate(data)
-
-    def _call(self, call: dict[str, Any], *, collect: bool = False) -> dict[str, Any]:
-        """A call (a dict with `name`, `args` and `raw_args`) with its secrets masked."""
-        names = self._names(call.get("name"))
-        if call.get("args") is not None:
-            call = {**call, "args": self._masked(call["args"], names, collect=collect)}
-        elif call.get("raw_args") is not None:
-            # A bare input goes to the tool's one string parameter: masked if that is secret.
-            tool = self._tools.get(call.get("name") or "")
-            param = tool.single_str_param() if tool is not None else None
-            if names is None or (param is not None and _is_secret_name(param, names)):
-                if collect:
-                    self._collect(call["raw_args"])
-                call = {**call, "raw_args": MASK}
-        return call
 
     def _edit(self, step: HumanStep, *, collect: bool = False) -> str:
         """The text of a person's edit (the new arguments as JSON) with its secrets masked."""
@@ -349,30 +500,54 @@ class Redactor:
         except ValueError:
             args = None
         if isinstance(args, dict):
-            return json.dumps(self._masked(args, names, collect=collect), ensure_ascii=False)
+            if collect:
+                self._gather(args, names)
+            return json.dumps(self._masked(args, names), ensure_ascii=False)
         if names is None and step.text:  # not arguments we can read: all of it, unknown tool
             if collect:
-                self._collect(step.text)
+                self._collect([step.text])
             return MASK
         return step.text
 
 
-def _calls_of(step: BaseStep) -> Iterable[Any]:
+def _masked_pair(match: re.Match[str]) -> str:
+    """A `"name": value` pair written in text, its value masked."""
+    opening, sq, cq = match.group("open", "sq", "cq")
+    if cq is not None:  # a cut value: no closing quote to put back
+        return f"{opening}{cq}{MASK}"
+    return f"{opening}'{MASK}'" if sq is not None else f'{opening}"{MASK}"'
+
+
+def _calls_of(step: BaseStep) -> Iterable[ToolCall]:
     if isinstance(step, ToolCallStep):
         yield step.call
     elif isinstance(step, LLMCallStep):
         yield from step.tool_calls
 
 
-def _strings(value: Any) -> Iterator[str]:
+def _texts_with_pairs(value: Any) -> Iterator[str]:
+    """Every string in a step (as its JSON holds them) that may hold a `"name": value` pair."""
     if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
+        if ":" in value:
+            yield value
+        return
+    if isinstance(value, BaseModel):
+        items: Iterable[Any] = value.__dict__.values()
+    elif isinstance(value, Mapping):
+        items = value.values()
+    elif isinstance(value, list | tuple | set | frozenset):
+        items = value
+    elif value is None or isinstance(value, int | float | datetime):
+        return
+    else:  # what the step's JSON makes of any other object (bytes, a UUID, a path)
+        yield from _texts_with_pairs(to_jsonable_python(value, fallback=repr))
+        return
+    for item in items:
+        if type(item) is str:  # most items of a big reply: no call per item
+            if ":" in item:
+                yield item
+        elif item is not None:
+            yield from _texts_with_pairs(item)
 
 
 def redact_chain(

@@ -52,21 +52,35 @@ def _llm(step: LLMCallStep) -> str:
     return f"{step.purpose} call to {step.model}{extra}: {tokens}, {cost}, {step.latency_s:.2f}s"
 
 
-def _args(step: ToolCallStep) -> str:
+def _args(step: ToolCallStep, limit: int | None) -> str:
+    """The call's arguments as JSON: all of it, or with `limit` at least that much of it."""
     call = step.call
-    if call.args is not None:
+    if call.args is None:
+        return repr(call.raw_args)
+    if limit is None:
         return json.dumps(call.args, ensure_ascii=False)
-    return repr(call.raw_args)
+    # Written piece by piece, and only as far as shown: a call may have 200,000 arguments.
+    written, length = [], 0
+    for piece in json.JSONEncoder(ensure_ascii=False).iterencode(call.args):
+        written.append(piece)
+        length += len(piece)
+        if length > limit:
+            break
+    return "".join(written)
 
 
 def format_step(step: BaseStep, *, width: int = 400) -> str:
     """One step as a line or a short block: `#3  thought   text…`."""
     head = f"#{step.number:<3} {getattr(step, 'type', '?'):<11} "
-    return head + _indent(_clip(step_body(step), width), width=len(head))
+    return head + _indent(_clip(step_body(step, limit=width), width), width=len(head))
 
 
-def step_body(step: BaseStep) -> str:
-    """What a step says, without its number and type: the text the views show for it."""
+def step_body(step: BaseStep, *, limit: int | None = None) -> str:
+    """What a step says, without its number and type: the text the views show for it.
+
+    With `limit`, a call's arguments may be cut after that many characters: for a
+    caller that shows no more of the body.
+    """
     body: str
     if isinstance(step, TaskStep):
         body = step.text
@@ -79,7 +93,7 @@ def step_body(step: BaseStep) -> str:
         elif step.next_action.value != "continue":
             body += f"\n→ {step.next_action.value}"
     elif isinstance(step, ToolCallStep):
-        body = f"{step.call.name}({_args(step)})  [call {step.call.id}]"
+        body = f"{step.call.name}({_args(step, limit)})  [call {step.call.id}]"
     elif isinstance(step, ToolResultStep):
         status = "ok" if step.ok else f"{step.error_kind}"
         body = f"{step.tool} → {status} in {step.duration_s * 1000:.1f} ms  [call {step.call_id}]"
