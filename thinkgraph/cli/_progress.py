@@ -173,6 +173,19 @@ def show(
         chain: the steps written before these events (a resume's), so a secret they hold
             is masked where the new steps repeat it.
     """
+    return _show(events, mode, console=console, clock=clock, tools=tools, chain=chain)[0]
+
+
+def _show(
+    events: Iterable[RunEvent],
+    mode: Mode,
+    *,
+    console: Console | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    tools: Iterable[Any] = (),
+    chain: Sequence[BaseStep] = (),
+) -> tuple[RunResult, Redactor]:
+    """`show`, and the redactor that learned every step it showed."""
     from thinkgraph.views import format_step
 
     redactor = Redactor(chain, {t.name: t for t in tools}, mask_unknown=True)
@@ -194,7 +207,18 @@ def show(
     note = unknown_tools_note(redactor.unknown_tools)
     if note and mode in ("live", "plain"):
         typer.echo(f"note: {note}")
-    return result
+    return result, redactor
+
+
+def _outcome(result: RunResult, redactor: Redactor) -> RunResult:
+    """The result for `report`: its answer and detail masked by the redactor that showed the
+    run, and no chain, so `report` does not learn every step again (a reply with 200,000
+    secret keys took as long again). The redactor learns any step it did not show first."""
+    for step in result.chain:
+        redactor.learn(step)  # a step it learned already is not read again
+    answer = None if result.answer is None else redactor.text(result.answer)
+    masked: dict[str, Any] = {"answer": answer, "detail": redactor.text(result.detail), "chain": []}
+    return result.model_copy(update=masked)
 
 
 def follow(
@@ -229,12 +253,13 @@ def follow(
     from thinkgraph.cli._pending import is_interactive, resume_asking
 
     with interruptible(agent, thread, flags):
-        result = show(events, mode, tools=tools, chain=chain)
+        result, redactor = _show(events, mode, tools=tools, chain=chain)
+        shown = result
         if mode != "json" and result.status == "paused" and is_interactive(no_input):
             result = resume_asking(agent, result)
     if mode == "json":
         raise typer.Exit(exit_code(result))
-    report(result, tools)
+    report(_outcome(result, redactor) if result is shown else result, tools)
     exit_for(result, flags)
 
 

@@ -114,12 +114,16 @@ _REMEMBERED_CHARS = 4096
 shown (a model's reply that writes a call's arguments); a shorter one is scanned again."""
 
 _KEY_VALUE = re.compile(
-    r"""(?P<open>(?P<q>["'])(?P<key>[^"'\s:,{}\[\]]{1,64})(?P=q)\s*:\s*)"""
-    r"""(?:"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>(?:[^'\\]|\\.)*)'|(?P<num>-?\d[\w.+-]*)"""
-    r"""|(?P<cq>["'])(?P<cut>(?:(?!(?P=cq))[^\\\n]|\\.)*)(?=\n|\Z))"""
+    r"""(?P<open>(?P<q>["'])(?P<key>[^"'\s:,{}\[\]]{1,64}+)(?P=q)\s*+:\s*+)"""
+    r"""(?:"(?P<dq>[^"\\]*+(?:\\.[^"\\]*+)*+)"|'(?P<sq>[^'\\]*+(?:\\.[^'\\]*+)*+)'"""
+    r"""|(?P<num>-?\d[\w.+-]*+)|(?P<cq>["'])(?P<cut>(?:(?!(?P=cq))[^\\\n]|\\.)*+)(?=\n|\Z))"""
 )
 """A `"name": value` pair written in text: JSON, or a Python dict's repr; `cut` is a
-quoted value that a cut ended before its closing quote (up to the line's or text's end)."""
+quoted value that a cut ended before its closing quote (up to the line's or text's end).
+
+Its repeats are possessive (`*+`): what follows each can never be what it gave back, so
+they match what greedy ones would, without trying each shorter match first (a reply may
+write 200,000 pairs)."""
 
 _Names = frozenset[str] | None
 """The names masked in one tool's arguments and result; None masks every value."""
@@ -184,9 +188,10 @@ class Redactor:
         self._looks_secret: dict[str, bool] = {}
         """Whether each key met so far looks secret: a reply with many keys asks about
         each key in its arguments, its result and its text."""
-        self._learned: dict[int, BaseStep] = {}
-        """The steps learned, by identity: a live display learns a node's steps before
-        it shows them, and showing one (`shown`) does not read it again."""
+        self._learned: dict[str, BaseStep] = {}
+        """The steps learned, by id: a step learned already (the same, or an equal copy
+        read back from the store) is not read again. A live display learns a node's
+        steps before it shows them (`shown`), and the run's outcome repeats them."""
         self._pairs_masked: dict[str, tuple[int, set[str], str]] = {}
         """Long texts learned, with their pairs masked: (`_added_names` then, the names
         of the pairs kept, the masked text), taken when the text is shown."""
@@ -206,8 +211,24 @@ class Redactor:
             return True
         looks = self._looks_secret.get(name)
         if looks is None:
-            looks = self._looks_secret[name] = bool(SECRET_NAME.search(name))
+            looks = self._looks_secret[name] = SECRET_NAME.search(name) is not None
         return looks
+
+    def _secret_keys(self, mapping: Mapping[Any, Any], names: _Names) -> list[bool]:
+        """`_secret_name` of every key of `mapping`, in order, in a few passes over them
+        rather than a call per key (an object may have 200,000 keys)."""
+        if names is None:
+            return [True] * len(mapping)
+        keys = [key if isinstance(key, str) else str(key) for key in mapping]
+        looks = self._looks_secret
+        new = [key for key in keys if key not in looks]
+        if new:
+            new = list(dict.fromkeys(new))
+            found = [match is not None for match in map(SECRET_NAME.search, new)]
+            looks.update(zip(new, found, strict=True))
+        if not names:
+            return list(map(looks.__getitem__, keys))
+        return [key in names or looks[key] for key in keys]
 
     def _names(self, tool_name: str | None) -> _Names:
         """The names masked in the arguments and result of calls to `tool_name`."""
@@ -249,11 +270,12 @@ class Redactor:
         """Take note of the secret values in one step, to mask them wherever they appear.
 
         A live display learns each step as it arrives, before showing it. A step is read
-        once: learning the same step object again does nothing.
+        once: learning it again (or an equal copy of it) does nothing.
         """
-        if self._learned.get(id(step)) is step:
+        known = self._learned.get(step.id)
+        if known is not None and (known is step or known == step):
             return
-        self._learned[id(step)] = step
+        self._learned[step.id] = step
         if isinstance(step, ToolCallStep):
             self._record(step)
         for call in _calls_of(step):
@@ -289,14 +311,11 @@ class Redactor:
     def _find(self, value: Any, names: _Names, found: list[Any]) -> None:
         """Add the values of secret names in `value`, at any depth, to `found`."""
         if isinstance(value, Mapping):
-            if names is None:  # every value of an unknown tool
-                found += [item for item in value.values() if item is not None]
-                return
-            for key, item in value.items():
-                name = key if isinstance(key, str) else str(key)
-                if item is not None and self._secret_name(name, names):
+            secret = self._secret_keys(value, names)
+            for item, masked in zip(value.values(), secret, strict=True):
+                if item is not None and masked:
                     found.append(item)
-                else:
+                elif isinstance(item, Mapping | list | tuple):
                     self._find(item, names, found)
         elif isinstance(value, list | tuple):
             for item in value:
@@ -408,16 +427,11 @@ class Redactor:
         if isinstance(value, str):
             return self._text_kept(value, value) if texts else value
         if isinstance(value, Mapping):
-            if names is None:  # every value of an unknown tool
-                return {key: None if item is None else MASK for key, item in value.items()}
-            out: dict[Any, Any] = {}
-            for key, item in value.items():
-                name = key if isinstance(key, str) else str(key)
-                if item is not None and self._secret_name(name, names):
-                    out[key] = MASK
-                else:
-                    out[key] = self._masked(item, names, texts=texts)
-            return out
+            secret = self._secret_keys(value, names)
+            return {
+                key: MASK if item is not None and masked else self._masked(item, names, texts=texts)
+                for (key, item), masked in zip(value.items(), secret, strict=True)
+            }
         if isinstance(value, list | tuple):
             return [self._masked(item, names, texts=texts) for item in value]
         if texts and isinstance(value, BaseModel):  # a step's own part (a verdict)
