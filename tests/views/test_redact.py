@@ -10,8 +10,17 @@ import pytest
 from tests.views._runs import PASSWORD, SESSION, SK_KEY, TOOLS, login_run
 from thinkgraph import tool
 from thinkgraph.hitl import Pending
-from thinkgraph.state import LLMCallStep, ObservationStep, TaskStep, ToolCall, ToolCallStep
-from thinkgraph.views import MASK, redact_chain, to_html, to_json, to_markdown, to_text
+from thinkgraph.state import (
+    LLMCallStep,
+    ObservationStep,
+    TaskStep,
+    ThoughtStep,
+    ToolCall,
+    ToolCallStep,
+    ToolResultStep,
+)
+from thinkgraph.types import NextAction
+from thinkgraph.views import MASK, Redactor, redact_chain, to_html, to_json, to_markdown, to_text
 
 VIEWS: dict[str, Callable[..., str]] = {
     "text": lambda run, **kw: to_text(run.chain, **kw),
@@ -132,3 +141,40 @@ def test_a_bare_input_to_a_sensitive_parameter_is_masked() -> None:
     call = ToolCall(name="unlock", raw_args="9-8-7-6")
     (step,) = redact_chain([ToolCallStep(number=0, call=call)], {"unlock": unlock})
     assert step.call.raw_args == MASK  # type: ignore[attr-defined]
+
+
+# -- each step read once, copied once ----------------------------------------------------
+
+
+def test_a_long_reply_learned_before_its_call_masks_the_names_the_call_records() -> None:
+    # The reply's pairs are masked while it is learned; the call that comes after records
+    # `card` as sensitive, so the reply is masked again with that name (a value this short
+    # is masked by its name only, not hunted as a value).
+    args = {"customer": "ACME", "card": "77", "note": "n" * 5000}
+    reply = f"Action: charge\nAction Input: {json.dumps(args)}"
+    chain = [
+        LLMCallStep(number=0, text=reply),
+        ToolCallStep(number=1, call=ToolCall(name="charge", args=args), sensitive=["card"]),
+    ]
+    llm, call = redact_chain(chain)
+    assert '"card": "***"' in llm.text  # type: ignore[attr-defined]
+    assert '"customer": "ACME"' in llm.text  # type: ignore[attr-defined]
+    assert call.call.args["card"] == MASK  # type: ignore[attr-defined]
+
+
+def test_a_step_is_learned_again_when_its_copy_differs() -> None:
+    # Learning an equal copy of a step does nothing; a step of the same id that holds more
+    # (a fork's edited copy) is learned.
+    output = {"token": "tok-111111"}
+    first = ToolResultStep(number=0, call_id="c1", tool="t", ok=True, output=output)
+    changed = first.model_copy(update={"output": {"token": "tok-222222"}})
+    redactor = Redactor([first], mask_unknown=True)
+    redactor.learn(first.model_copy())
+    redactor.learn(changed)
+    assert redactor.text("tok-111111 and tok-222222") == "*** and ***"
+
+
+def test_showing_a_step_leaves_unchanged_fields_as_they_are() -> None:
+    thought = ThoughtStep(number=3, text="plain words", next_action=NextAction.FINAL_ANSWER)
+    (shown,) = redact_chain([thought])
+    assert shown == thought and shown.next_action is NextAction.FINAL_ANSWER  # type: ignore[attr-defined]

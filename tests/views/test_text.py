@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.views._runs import TOOLS, expect, login_run
-from thinkgraph.state import FinalStep, ThoughtStep
+from thinkgraph.state import FinalStep, ThoughtStep, ToolCall, ToolCallStep
 from thinkgraph.types import NextAction
 from thinkgraph.views import format_step, to_text
 
@@ -35,3 +37,13 @@ def test_format_step_keeps_its_layout() -> None:
 def test_a_long_body_is_clipped_to_the_width() -> None:
     step = ThoughtStep(number=0, text="x" * 50)
     assert to_text([step], width=10) == "#0   thought     xxxxxxxxx…"
+
+
+def test_a_call_with_many_arguments_is_clipped_as_its_whole_json_would_be() -> None:
+    # The view writes the arguments only as far as it shows them.
+    args = {f"item_{i}": f"value {i}" for i in range(10_000)}
+    step = ToolCallStep(number=4, call=ToolCall(name="store", args=args, id="c1"))
+    whole = f"store({json.dumps(args, ensure_ascii=False)})  [call c1]"
+    assert format_step(step) == f"#4   tool_call   {whole[:399]}…"
+    small = ToolCallStep(number=5, call=ToolCall(name="store", args={"a": "é"}, id="c2"))
+    assert format_step(small) == '#5   tool_call   store({"a": "é"})  [call c2]'

@@ -101,7 +101,7 @@ class KnownValues:
     def update(self, values: Iterable[str]) -> None:
         """Find each of `values` from now on."""
         known = self._values
-        fresh = [value for value in dict.fromkeys(values) if value and value not in known]
+        fresh = list(dict.fromkeys([value for value in values if value and value not in known]))
         known.update(fresh)
         self._new += fresh
 

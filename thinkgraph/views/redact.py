@@ -327,18 +327,17 @@ class Redactor:
         A list or an object is taken as its JSON and each of its items. All strings are
         taken at once: a reply with 200,000 secret keys gives as many.
         """
-        texts: list[str] = []
-        for value in values:
-            if isinstance(value, str):
-                texts.append(value)
-            elif isinstance(value, dict | list | tuple):
+        values = list(values)
+        texts = [value for value in values if isinstance(value, str)]
+        for value in [value for value in values if not isinstance(value, str)]:
+            if isinstance(value, dict | list | tuple):
                 self._collect(value.values() if isinstance(value, dict) else value)
                 texts.append(json.dumps(value, ensure_ascii=False, default=repr))
             else:
                 texts.append(str(value) if type(value) is int else json.dumps(value, default=repr))
         # In order, not as a set: values made one after another sit together in memory.
         collected = self._collected
-        fresh = [text for text in dict.fromkeys(texts) if text not in collected]
+        fresh = list(dict.fromkeys([text for text in texts if text not in collected]))
         collected.update(fresh)
         kept = [text for text in fresh if len(text) >= MIN_SECRET_CHARS]
         self._values.update(kept)
