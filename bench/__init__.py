@@ -12,7 +12,8 @@ leaves them out): N runs started together against a loopback OpenAI-protocol mod
 takes L seconds per call, thinkgraph against a plain async LangGraph agent on
 `AsyncSqliteSaver` and against bare litellm calls, each in its own process; one worker on
 PostgreSQL at concurrency 1 and 50; and the wall time of ``thinkgraph run`` in a fresh
-process.
+process. Between the two, the time each view takes to mask and show a reply with 200,000
+secret keys (20,000 with ``--quick``), in a process of its own.
 
 Modules:
     workload         the shared task: scripted replies, the ``add`` tool, the payload size
@@ -30,4 +31,5 @@ Modules:
     concurrent_run   one system's N runs at once (or the worker), in a child process
     concurrency      the latency-bound scenarios: children, timeouts, start-up times
     concurrency_report  their tables, goals and JSON
+    masking          every view of a reply with many secret keys, timed in a child process
 """

@@ -10,6 +10,8 @@ from bench.report import build_goals, build_rows, to_json, to_markdown, write_js
 from bench.suite import SuiteConfig, log, run_suite
 
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
+QUICK_MASKING_KEYS = 20_000
+"""The secret keys of the reply masked with --quick (200,000 otherwise)."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -22,7 +24,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="10 and 100 cycles only (resume and storage at 100), 50 runs at once at "
-        "L = 0.2 s: a smoke run",
+        "L = 0.2 s, a reply with 20,000 secret keys masked: a smoke run",
     )
     parser.add_argument(
         "--repeat",
@@ -124,6 +126,7 @@ def config_from(args: argparse.Namespace) -> SuiteConfig:
             paused_cycles=None,
             repeat=args.repeat,
             concurrency=concurrency,
+            masking_keys=None,
         )
     if args.quick:
         return SuiteConfig(
@@ -134,6 +137,7 @@ def config_from(args: argparse.Namespace) -> SuiteConfig:
             repeat=args.repeat,
             prebuilt_max_cycles=args.prebuilt_max_cycles,
             concurrency=concurrency,
+            masking_keys=QUICK_MASKING_KEYS,
         )
     return SuiteConfig(
         repeat=args.repeat,

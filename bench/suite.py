@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from bench import bare_loop, prebuilt_run, thinkgraph_run
+from bench import bare_loop, masking, prebuilt_run, thinkgraph_run
 from bench.concurrency import ConcurrencyConfig, ConcurrencyResults, run_scenarios
+from bench.masking import MaskingSample
 from bench.samples import ResumeSample, RunSample
 
 __all__ = ["SuiteConfig", "SuiteResults", "run_suite"]
@@ -44,6 +45,9 @@ class SuiteConfig:
     """From this length the prebuilt agent is timed once, not `repeat` times."""
     concurrency: ConcurrencyConfig | None = field(default_factory=ConcurrencyConfig)
     """The latency-bound scenarios (`bench.concurrency`); None skips them."""
+    masking_keys: int | None = masking.KEYS
+    """Secret keys in the reply whose masking is timed in every view (`bench.masking`);
+    None skips it."""
 
 
 @dataclass(slots=True)
@@ -58,6 +62,8 @@ class SuiteResults:
     """thinkgraph only: resuming a run paused for approval after 300 cycles, to done."""
     concurrency: ConcurrencyResults | None = None
     """The latency-bound scenarios, when they were run."""
+    masking: MaskingSample | None = None
+    """Each view's time to mask and show a reply with many secret keys, when measured."""
     seconds: float = 0.0
 
 
@@ -67,12 +73,15 @@ def log(message: str) -> None:
 
 
 def run_suite(config: SuiteConfig) -> SuiteResults:
-    """Warm up, time the runs, then time resumes of the kept long runs; then the
-    latency-bound scenarios, each system in a process of its own."""
+    """Warm up, time the runs, then time resumes of the kept long runs; then the masking
+    of a huge reply and the latency-bound scenarios, each in a process of its own."""
     started = time.perf_counter()
     results = SuiteResults(config)
     if config.cycles:
         _orchestration(config, results)
+    if config.masking_keys:
+        log("masking:")
+        results.masking = masking.measure(config.masking_keys, log)
     if config.concurrency is not None:
         log("latency-bound scenarios:")
         results.concurrency = run_scenarios(config.concurrency, log)
