@@ -53,9 +53,10 @@ that ends in a letter or digit, `_TOKEN`'s word starts after the escape."""
 _FEW_WORDS = 8
 """Up to this many first words, a text is searched for each before it is split in words."""
 
-_FIRST_TOKENS = re.compile(rf"(?:\A|(?<=\0))(?:{_TOKEN.pattern})", re.S)
-_FIRST_WORDS = re.compile(r"(?:\A|\0)[^\w\0]*(\w+)")
-"""The first token, and the first word, of each value in values joined by NUL."""
+_FIRST_TOKENS = re.compile(rf"\0({_TOKEN.pattern})", re.S)
+_FIRST_WORDS = re.compile(r"\0[^\w\0]*+(\w+)")
+"""The first token, and the first word, of each value in values each after a NUL (the
+scan jumps from one NUL to the next)."""
 
 _CUT = re.compile(r"(?<!\s)\s*(?:…|\.\.\.)")
 """Where a text says it goes on beyond what it shows (the lookbehind starts a match only
@@ -108,32 +109,32 @@ class KnownValues:
     def _settle(self) -> None:
         """Take note of the values added since last time: their first tokens and words.
 
-        All at once, in a scan of the values joined by NUL (which no token or word holds),
-        rather than a call per value: a reply with 200,000 secret keys adds as many values.
+        All at once, in a scan of the values each after a NUL (which no token or word
+        holds), rather than a call per value: a reply with 200,000 secret keys adds as many.
         """
         new, self._new = self._new, []
         if not new:
             return
         self._built = self._sorted_now = False
         self._longest = max(self._longest, max(map(len, new)))
-        self._heads.update(value[:MIN_PREFIX_CHARS] for value in new)
-        joined = "\0".join(value for value in new if "\0" not in value)
-        if joined:
-            count = len(new) - sum(1 for value in new if "\0" in value)
-            self._first.update(_FIRST_TOKENS.findall(joined))
-            words = _FIRST_WORDS.findall(joined)
-            self._first_words.update(words)
-            # Where a value is, its first word is a word of the text (as `_has_first_word`
-            # reads words), whatever comes before it; a value with no word anchors nothing.
-            self._unanchored = self._unanchored or len(words) < count
-        for value in new:
-            if "\0" in value:
-                self._first.add(_TOKEN.match(value)[0])  # type: ignore[index]
-                word = _WORD.search(value)
-                if word is None:
-                    self._unanchored = True
-                else:
-                    self._first_words.add(word[0])
+        self._heads.update([value[:MIN_PREFIX_CHARS] for value in new])
+        joined = "\0" + "\0".join(new)
+        odd = [value for value in new if "\0" in value] if joined.count("\0") > len(new) else []
+        if odd:  # a value that holds a NUL is read on its own
+            joined = "".join(["\0" + value for value in new if "\0" not in value])
+        self._first.update(_FIRST_TOKENS.findall(joined))
+        words = _FIRST_WORDS.findall(joined)
+        self._first_words.update(words)
+        # Where a value is, its first word is a word of the text (as `_has_first_word` reads
+        # words), whatever comes before it; a value with no word anchors nothing.
+        self._unanchored = self._unanchored or len(words) < len(new) - len(odd)
+        for value in odd:
+            self._first.add(_TOKEN.match(value)[0])  # type: ignore[index]
+            word = _WORD.search(value)
+            if word is None:
+                self._unanchored = True
+            else:
+                self._first_words.add(word[0])
 
     def mask(self, text: str, mask: str) -> str:
         """`text` with every known value, and the cut-off start of one, replaced by `mask`."""

@@ -17,7 +17,7 @@ step:
    tells the reader;
 2. by name in text: `"name": value` pairs with those names, in any text (a model's reply
    whose input did not parse, a thought that quotes JSON), also when the text is cut
-   inside the value (`"token": "abc` and no closing quote);
+   inside the value (`"token": "abc` and no closing quote; `views._pairs` finds them);
 3. by value: every value removed in passes 1 and 2 is replaced wherever else it appears
    as text (as written and as JSON-escaped), which covers the model's reply, the thought,
    the observation and the answer; and so is the visible start of one where a text is cut
@@ -26,6 +26,8 @@ step:
 4. by pattern: strings shaped like credentials (`sk-…`, `Bearer …`, `ghp_…`, `AKIA…`).
 
 The stored chain keeps the real values (the tool needs them); only copies are masked.
+Each step is read once to learn what it holds and copied once to be shown, so the cost
+is linear in the chain: a reply with 200,000 secret keys is shown in about a second.
 
 Example:
     >>> from thinkgraph import tool
@@ -46,13 +48,11 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_core import to_jsonable_python
 
 from thinkgraph.state import (
     BaseStep,
@@ -63,6 +63,7 @@ from thinkgraph.state import (
     ToolResultStep,
 )
 from thinkgraph.tools.base import Tool
+from thinkgraph.views._pairs import KEY_VALUE, PAIR_GROUPS, masked_pair, texts_with_pairs
 from thinkgraph.views._values import KnownValues
 
 __all__ = [
@@ -112,18 +113,6 @@ reader could not guess.
 _REMEMBERED_CHARS = 4096
 """A text at least this long keeps its pairs masked from when it is learned to when it is
 shown (a model's reply that writes a call's arguments); a shorter one is scanned again."""
-
-_KEY_VALUE = re.compile(
-    r"""(?P<open>(?P<q>["'])(?P<key>[^"'\s:,{}\[\]]{1,64}+)(?P=q)\s*+:\s*+)"""
-    r"""(?:"(?P<dq>[^"\\]*+(?:\\.[^"\\]*+)*+)"|'(?P<sq>[^'\\]*+(?:\\.[^'\\]*+)*+)'"""
-    r"""|(?P<num>-?\d[\w.+-]*+)|(?P<cq>["'])(?P<cut>(?:(?!(?P=cq))[^\\\n]|\\.)*+)(?=\n|\Z))"""
-)
-"""A `"name": value` pair written in text: JSON, or a Python dict's repr; `cut` is a
-quoted value that a cut ended before its closing quote (up to the line's or text's end).
-
-Its repeats are possessive (`*+`): what follows each can never be what it gave back, so
-they match what greedy ones would, without trying each shorter match first (a reply may
-write 200,000 pairs)."""
 
 _Names = frozenset[str] | None
 """The names masked in one tool's arguments and result; None masks every value."""
@@ -289,7 +278,7 @@ class Redactor:
             self._gather(step.output, self._names(step.tool))
         elif isinstance(step, HumanStep) and step.kind == "edit":
             self._edit(step, collect=True)
-        for text in _texts_with_pairs(step):
+        for text in texts_with_pairs(step):
             self._learn_text(text)
 
     def _record(self, step: ToolCallStep) -> None:
@@ -311,11 +300,13 @@ class Redactor:
     def _find(self, value: Any, names: _Names, found: list[Any]) -> None:
         """Add the values of secret names in `value`, at any depth, to `found`."""
         if isinstance(value, Mapping):
-            secret = self._secret_keys(value, names)
-            for item, masked in zip(value.values(), secret, strict=True):
-                if item is not None and masked:
-                    found.append(item)
-                elif isinstance(item, Mapping | list | tuple):
+            if names is None:  # an unknown tool's: every value
+                found += [item for item in value.values() if item is not None]
+                return
+            pairs = list(zip(value.values(), self._secret_keys(value, names), strict=True))
+            found += [item for item, masked in pairs if masked and item is not None]
+            for item, masked in pairs:
+                if not masked and isinstance(item, Mapping | list | tuple):
                     self._find(item, names, found)
         elif isinstance(value, list | tuple):
             for item in value:
@@ -329,7 +320,12 @@ class Redactor:
         """
         values = list(values)
         texts = [value for value in values if isinstance(value, str)]
-        for value in [value for value in values if not isinstance(value, str)]:
+        others = (
+            [value for value in values if not isinstance(value, str)]
+            if len(texts) < len(values)
+            else []
+        )
+        for value in others:
             if isinstance(value, dict | list | tuple):
                 self._collect(value.values() if isinstance(value, dict) else value)
                 texts.append(json.dumps(value, ensure_ascii=False, default=repr))
@@ -354,7 +350,7 @@ class Redactor:
 
         def pair(match: re.Match[str]) -> str:
             # Called for each pair of a reply that may write 200,000: groups read once.
-            key, dq, sq, num, cut = match.group("key", "dq", "sq", "num", "cut")
+            opening, key, dq, sq, num, cq, cut = match.group(*PAIR_GROUPS)
             quoted = dq if dq is not None else sq if sq is not None else cut
             if not self._text_secret(key, quoted):
                 kept.add(key)
@@ -365,9 +361,9 @@ class Redactor:
                 written.append(quoted if quoted is not None else num)
                 if dq is not None and "\\" in dq:  # JSON-escaped: also as it reads
                     escaped.append(dq)
-            return _masked_pair(match)
+            return masked_pair(opening, sq, cq, MASK)
 
-        masked = _KEY_VALUE.sub(pair, text)
+        masked = KEY_VALUE.sub(pair, text)
         for value in escaped:
             with contextlib.suppress(ValueError):
                 written.append(json.loads(f'"{value}"'))
@@ -426,6 +422,8 @@ class Redactor:
         if isinstance(value, str):
             return self._text_kept(value, value) if texts else value
         if isinstance(value, Mapping):
+            if names is None:  # an unknown tool's: every value
+                return {key: None if item is None else MASK for key, item in value.items()}
             secret = self._secret_keys(value, names)
             return {
                 key: MASK if item is not None and masked else self._masked(item, names, texts=texts)
@@ -474,12 +472,12 @@ class Redactor:
             since, kept, masked = learned
             if kept.isdisjoint(self._added_names[since:]):
                 return masked
-        return _KEY_VALUE.sub(self._mask_written, text)
+        return KEY_VALUE.sub(self._mask_written, text)
 
     def _mask_written(self, match: re.Match[str]) -> str:
-        key, dq, sq, cut = match.group("key", "dq", "sq", "cut")
+        opening, key, dq, sq, _, cq, cut = match.group(*PAIR_GROUPS)
         quoted = dq if dq is not None else sq if sq is not None else cut
-        return _masked_pair(match) if self._text_secret(key, quoted) else match[0]
+        return masked_pair(opening, sq, cq, MASK) if self._text_secret(key, quoted) else match[0]
 
     def value(self, value: Any) -> Any:
         """Any JSON-like value with secret-looking keys masked and every string redacted."""
@@ -523,44 +521,11 @@ class Redactor:
         return step.text
 
 
-def _masked_pair(match: re.Match[str]) -> str:
-    """A `"name": value` pair written in text, its value masked."""
-    opening, sq, cq = match.group("open", "sq", "cq")
-    if cq is not None:  # a cut value: no closing quote to put back
-        return f"{opening}{cq}{MASK}"
-    return f"{opening}'{MASK}'" if sq is not None else f'{opening}"{MASK}"'
-
-
 def _calls_of(step: BaseStep) -> Iterable[ToolCall]:
     if isinstance(step, ToolCallStep):
         yield step.call
     elif isinstance(step, LLMCallStep):
         yield from step.tool_calls
-
-
-def _texts_with_pairs(value: Any) -> Iterator[str]:
-    """Every string in a step (as its JSON holds them) that may hold a `"name": value` pair."""
-    if isinstance(value, str):
-        if ":" in value:
-            yield value
-        return
-    if isinstance(value, BaseModel):
-        items: Iterable[Any] = value.__dict__.values()
-    elif isinstance(value, Mapping):
-        items = value.values()
-    elif isinstance(value, list | tuple | set | frozenset):
-        items = value
-    elif value is None or isinstance(value, int | float | datetime):
-        return
-    else:  # what the step's JSON makes of any other object (bytes, a UUID, a path)
-        yield from _texts_with_pairs(to_jsonable_python(value, fallback=repr))
-        return
-    for item in items:
-        if type(item) is str:  # most items of a big reply: no call per item
-            if ":" in item:
-                yield item
-        elif item is not None:
-            yield from _texts_with_pairs(item)
 
 
 def redact_chain(
