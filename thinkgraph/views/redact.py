@@ -208,7 +208,7 @@ class Redactor:
         rather than a call per key (an object may have 200,000 keys)."""
         if names is None:
             return [True] * len(mapping)
-        keys = [key if isinstance(key, str) else str(key) for key in mapping]
+        keys = list(map(str, mapping))  # a name as text (a str is itself)
         looks = self._looks_secret
         new = [key for key in keys if key not in looks]
         if new:
@@ -305,9 +305,9 @@ class Redactor:
                 return
             pairs = list(zip(value.values(), self._secret_keys(value, names), strict=True))
             found += [item for item, masked in pairs if masked and item is not None]
-            for item, masked in pairs:
-                if not masked and isinstance(item, Mapping | list | tuple):
-                    self._find(item, names, found)
+            nested = [item for item, masked in pairs if not masked and _is_container(item)]
+            for item in nested:
+                self._find(item, names, found)
         elif isinstance(value, list | tuple):
             for item in value:
                 self._find(item, names, found)
@@ -526,6 +526,10 @@ def _calls_of(step: BaseStep) -> Iterable[ToolCall]:
         yield step.call
     elif isinstance(step, LLMCallStep):
         yield from step.tool_calls
+
+
+def _is_container(value: Any) -> bool:
+    return isinstance(value, Mapping | list | tuple)
 
 
 def redact_chain(
