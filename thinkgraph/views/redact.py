@@ -208,7 +208,7 @@ class Redactor:
         rather than a call per key (an object may have 200,000 keys)."""
         if names is None:
             return [True] * len(mapping)
-        keys = list(map(str, mapping))  # a name as text (a str is itself)
+        keys = [key if isinstance(key, str) else str(key) for key in mapping]
         looks = self._looks_secret
         new = [key for key in keys if key not in looks]
         if new:
