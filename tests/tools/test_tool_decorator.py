@@ -58,13 +58,17 @@ def test_public_names_are_exported() -> None:
             assert hasattr(module, name)
 
 
-def test_function_tools_are_still_importable_from_base() -> None:
+def test_function_tools_imported_from_base_name_their_new_home() -> None:
+    import thinkgraph.tools as tools
     import thinkgraph.tools.base as base
     import thinkgraph.tools.function as function
 
-    assert base.tool is function.tool is tool
-    assert base.FunctionTool is function.FunctionTool is FunctionTool
-    assert set(base.__all__) >= {"FunctionTool", "Tool", "ToolContext", "tool"}
+    assert tools.tool is function.tool is tool
+    assert tools.FunctionTool is function.FunctionTool is FunctionTool
+    assert set(base.__all__) >= {"Tool", "ToolContext"}
+    for name in ("tool", "FunctionTool"):
+        with pytest.raises(AttributeError, match=f"from thinkgraph.tools import {name}"):
+            getattr(base, name)
 
 
 def test_bare_decorator_makes_a_tool_from_name_docstring_and_signature() -> None:

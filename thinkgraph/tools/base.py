@@ -37,13 +37,11 @@ from thinkgraph.tools._threads import run_coroutine, submit_to_worker
 from thinkgraph.values import problem
 
 __all__ = [
-    "FunctionTool",
     "Tool",
     "ToolContext",
     "ToolKind",
     "ToolVisibility",
     "checked_args_model",
-    "tool",
 ]
 
 ToolKind: TypeAlias = Literal["function", "llm", "sub_agent", "database", "file_system", "external"]
@@ -370,6 +368,15 @@ def _trim_titles(schema: Any) -> Any:
     return out
 
 
-# `@tool` and `FunctionTool` live in thinkgraph.tools.function, which imports this module;
-# re-exported last, once everything they need from here is defined.
-from thinkgraph.tools.function import FunctionTool, tool  # noqa: E402
+_MOVED = {"tool", "FunctionTool"}
+
+
+def __getattr__(name: str) -> Any:
+    # `@tool` and `FunctionTool` live in thinkgraph.tools.function, which builds on this
+    # module; re-exporting them here made the two modules import each other.
+    if name in _MOVED:
+        raise AttributeError(
+            f"thinkgraph.tools.base.{name} moved; import it from thinkgraph.tools "
+            f"(from thinkgraph.tools import {name})"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
