@@ -365,3 +365,26 @@ def test_tool_context_for_call_builds_the_idempotency_key() -> None:
     assert ctx == ToolContext(
         thread_id="thread-9", call_id="call-7", idempotency_key="thread-9:3:call-7", step=3
     )
+
+
+def test_every_factory_takes_the_same_options_and_refuses_an_unknown_one() -> None:
+    from langchain_core.tools import StructuredTool
+
+    from thinkgraph.tools import from_langchain
+    from thinkgraph.tools.base import ToolOptions
+
+    options: ToolOptions = {"requires_approval": True, "sensitive": "token", "retries": 2}
+
+    def send(to: str, token: str) -> str:
+        """Send a note."""
+        return to
+
+    made = tool(**options)(send)
+    lc = from_langchain(StructuredTool.from_function(send), **options)
+    for each in (made, lc):
+        assert each.needs_approval({}) and each.retries == 2
+        assert each.sensitive == frozenset({"token"})  # a bare string is one field name
+        assert each.timeout_s == 30.0 and each.visibility == "full"  # the defaults kept
+    assert (made.kind, lc.kind) == ("function", "external")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'retry'"):
+        tool(retry=3)(send)  # type: ignore[call-overload]

@@ -158,7 +158,6 @@ class AgentTool(Tool):
         # The call ran before (a crash or a resume re-runs it): go on, never start over.
         return self.agent.resume(thread_id) if stored.status == "running" else stored
 
-
     def _stored(self, thread_id: str) -> RunResult:
         if self._opened:
             return self.agent.result(thread_id)
