@@ -43,9 +43,8 @@ from thinkgraph.state import (
     ToolCall,
     Verdict,
 )
+from thinkgraph.storage import sqlite
 from thinkgraph.storage.memory import MemoryStore
-from thinkgraph.storage.sqlite import describe_fault as describe_sqlite
-from thinkgraph.storage.sqlite import open_sqlite
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
 from thinkgraph.types import Breakpoints, NextAction, StepLimits
 from thinkgraph.values import storable
@@ -338,7 +337,7 @@ def _sqlite_path(url: str, rest: str) -> Path:
 
 
 def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
-    return open_sqlite(_sqlite_path(url, rest), serializer())
+    return sqlite.open_sqlite(_sqlite_path(url, rest), serializer())
 
 
 def _postgres() -> ModuleType:
@@ -406,7 +405,7 @@ def _fault_message(exc: BaseException, url: str | None) -> str | None:
             path = sqlite_path(url) if url else None
         except StorageError:
             path = None
-        return describe_sqlite(exc, path)
+        return sqlite.describe_fault(exc, path)
     # Only a program that imported psycopg can have an error of it to classify.
     psycopg = sys.modules.get("psycopg")
     if psycopg is not None and isinstance(exc, psycopg.OperationalError):
