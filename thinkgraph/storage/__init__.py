@@ -11,10 +11,13 @@ from thinkgraph.storage.checkpointers import (
 )
 from thinkgraph.storage.contract import RunStore, Store
 from thinkgraph.storage.lease import ThreadLeases, athread_lease, thread_lease
+from thinkgraph.storage.prune import PruneReport, RunPruned, prune
 from thinkgraph.storage.threads import RunSummary, list_threads
 
 __all__ = [
     "DEFAULT_STORE",
+    "PruneReport",
+    "RunPruned",
     "RunStore",
     "RunSummary",
     "Store",
@@ -24,6 +27,7 @@ __all__ = [
     "is_postgres_url",
     "list_threads",
     "open_checkpointer",
+    "prune",
     "serializer",
     "sqlite_path",
     "thread_lease",

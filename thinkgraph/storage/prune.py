@@ -11,8 +11,8 @@ their blobs and their snapshot listings deleted, in one transaction.
 
 What is never touched:
 
-- a run that is not finished (paused, running, or anything the caller's `status` does
-  not call done, failed or stopped): pruning runs only where nothing will continue;
+- a run that is not finished (paused, running, interrupted, or anything the caller's
+  `status` does not call done or failed): prune works only where nothing will continue;
 - a run someone holds the lease of (`storage.lease`): a real prune takes each run's lease
   for its own work, and skips a run whose lease is held;
 - a run that moved on between being read and being pruned (its latest checkpoint
@@ -60,7 +60,7 @@ __all__ = [
     "vacuum",
 ]
 
-FINISHED = frozenset({"done", "failed", "stopped"})
+FINISHED = frozenset({"done", "failed"})
 """The statuses of a run nothing will continue: the only runs prune touches."""
 
 DURATION_HELP = "takes a number and a unit, e.g. 30d or 12h"
@@ -205,8 +205,8 @@ def prune(
 
     Args:
         saver: a SQLite or PostgreSQL store from `open_checkpointer`.
-        status: a run's status by thread id, as the run reader decides it; only "done",
-            "failed" and "stopped" runs are touched.
+        status: a run's status by thread id, as the run reader decides it; only "done"
+            and "failed" runs are touched.
         keep_last: keep this many of each run's newest checkpoints (at least 1); the
             oldest kept one then stores the chain whole, so every kept checkpoint still
             reads, resumes, forks and replays. Without it, whole runs are deleted.
