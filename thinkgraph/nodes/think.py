@@ -8,8 +8,8 @@ from typing import Any
 
 from thinkgraph.llm.base import ModelRequest
 from thinkgraph.llm.call import call_model, count_usage
-from thinkgraph.nodes.approve import calls_needing_approval
 from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.gate import calls_needing_approval
 from thinkgraph.policies.base import Decision
 from thinkgraph.policies.context import fit_context
 from thinkgraph.state import (
