@@ -140,11 +140,11 @@ def _applied(
     if decision is None:
         return call, [], True
     if isinstance(decision, Approve):
-        return call, [HumanStep(node="approve", kind="approve", call_id=call.id)], True
+        return call, [HumanStep(kind="approve", call_id=call.id)], True
     if isinstance(decision, Edit):
         edited = call.model_copy(update={"args": decision.args, "raw_args": None})
         text = json.dumps(decision.args, ensure_ascii=False)
-        return edited, [HumanStep(node="approve", kind="edit", text=text, call_id=call.id)], True
+        return edited, [HumanStep(kind="edit", text=text, call_id=call.id)], True
     if isinstance(decision, Reject):
         text = decision.reason
         outcome: dict[str, Any] = {
@@ -155,8 +155,8 @@ def _applied(
     else:
         text = decision.text
         outcome = {"ok": True, "output": decision.text}
-    human = HumanStep(node="approve", kind=decision.action, text=text, call_id=call.id)
-    result = ToolResultStep(node="approve", call_id=call.id, tool=call.name, attempts=0, **outcome)
+    human = HumanStep(kind=decision.action, text=text, call_id=call.id)
+    result = ToolResultStep(call_id=call.id, tool=call.name, attempts=0, **outcome)
     # Traced like a call that ran: a person's answer is this call's outcome.
     tracing.answered_call(call, result, "rejected" if isinstance(decision, Reject) else "responded")
     return call, [human, result], False

@@ -67,7 +67,7 @@ async def _forced_answer(
     call = called.step
     if called.reply is None:  # a provider failure ends the run with the reason recorded
         message = call.error or ""
-        failed: list[BaseStep] = [call, ErrorStep(node="finalize", kind="model", message=message)]
+        failed: list[BaseStep] = [call, ErrorStep(kind="model", message=message)]
         return _end(None, reason, "failed", counters, detail=message, before=failed, forced=True)
     decision = deps.policy.parse_reply(called.reply)
     if decision.kind == "final" and decision.answer is not None:
@@ -101,7 +101,7 @@ def _end(
     before: list[BaseStep] | None = None,
     forced: bool = False,
 ) -> dict[str, Any]:
-    final = FinalStep(node="finalize", answer=answer, stop_reason=reason, forced=forced)
+    final = FinalStep(answer=answer, stop_reason=reason, forced=forced)
     return {
         "chain": [*(before or []), final],
         "answer": answer,

@@ -52,7 +52,6 @@ def refused_decision_feedback(
         counters.steps < limits.min_steps
     ):
         return ErrorStep(
-            node="think",
             kind="refused_action",
             message=f"final answer at step {counters.steps} refused: min_steps is "
             f"{limits.min_steps}",
@@ -62,7 +61,6 @@ def refused_decision_feedback(
         )
     if last.next_action == NextAction.RESET and counters.resets >= limits.max_resets:
         return ErrorStep(
-            node="think",
             kind="refused_action",
             message=f"reset refused: max_resets ({limits.max_resets}) reached",
             feedback="You cannot start over again (no resets left). Continue from where you are.",
@@ -110,7 +108,7 @@ async def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     if called.reply is None:
         message = called.step.error or ""
         fatal = called.error is not None and is_fatal_model_error(called.error)
-        steps.append(ErrorStep(node="think", kind="model", message=message, fatal=fatal))
+        steps.append(ErrorStep(kind="model", message=message, fatal=fatal))
         if fatal:
             # Retrying cannot help (a refused key): use up the failure allowance so the
             # router ends the run now (or asks a person), and finalize names the cause.
@@ -121,16 +119,11 @@ async def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     decision = gate_confidence(deps.policy.parse_reply(called.reply), deps.confidence_threshold)
     if decision.kind == "error":
         error = decision.error or "the reply could not be parsed"
-        steps.append(
-            ErrorStep(
-                node="think", kind="parse", message=error, feedback=error, llm_call_id=call.id
-            )
-        )
+        steps.append(ErrorStep(kind="parse", message=error, feedback=error, llm_call_id=call.id))
         return _decided(steps, counters, failed=True)
     action = decision.next_action
     steps.append(
         ThoughtStep(
-            node="think",
             text=decision.thought,
             next_action=action,
             answer=decision.answer,
@@ -141,7 +134,6 @@ async def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     calls = list(decision.tool_calls) if action == NextAction.CONTINUE else []
     steps.extend(
         ToolCallStep(
-            node="think",
             call=c,
             think_step=counters.steps,
             sensitive=deps.tools.sensitive_fields(c.name),

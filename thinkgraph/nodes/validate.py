@@ -67,9 +67,7 @@ async def validate(state: AgentState, *, deps: Deps) -> dict[str, Any]:
             verdicts.append(await run_validator(validator, answer, state))
     passed = all(v.passed for v in verdicts)
     if verdicts:
-        steps.append(
-            ValidationStep(node="validate", answer=answer, verdicts=verdicts, passed=passed)
-        )
+        steps.append(ValidationStep(answer=answer, verdicts=verdicts, passed=passed))
     elapsed = counters.elapsed_s + (time.perf_counter() - started)
     if passed:
         return {

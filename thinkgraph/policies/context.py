@@ -193,7 +193,7 @@ async def fit_context(
     request = ModelRequest(
         messages=policy.summary_request(chain, old), turn=turn, purpose="summarize"
     )
-    called = await call_model(model, request, node="think")
+    called = await call_model(model, request)
     if called.reply is None:
         return Fitted(chain=policy.select(chain, model.name), calls=[called])
     text = called.reply.text.strip()
