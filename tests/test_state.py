@@ -18,6 +18,7 @@ from thinkgraph.state import (
     FinalStep,
     HumanStep,
     LLMCallStep,
+    NoteStep,
     ObservationStep,
     ResetStep,
     RunInfo,
@@ -46,6 +47,7 @@ ONE_OF_EACH = [
     ValidationStep(answer="a", verdicts=[Verdict(passed=False, reason="r")], passed=False),
     ResetStep(lesson="l"),
     HumanStep(kind="guidance", text="g"),
+    NoteStep(text="n", for_model=False),
     FinalStep(answer="a", stop_reason="max_steps", forced=True),
 ]
 

@@ -32,6 +32,7 @@ __all__ = [
     "FinalStep",
     "HumanStep",
     "LLMCallStep",
+    "NoteStep",
     "ObservationStep",
     "PackedSteps",
     "ResetStep",
@@ -281,6 +282,25 @@ class HumanStep(BaseStep):
     call_id: str | None = None
 
 
+class NoteStep(BaseStep):
+    """What a node wrote for itself: a plan, a reflection, a reviewer's remark.
+
+    A node's own word, not a person's: the model is shown it as the note of the node that
+    wrote it ("Note from reflect: ..."), never as guidance from a person, and the views
+    show it as a note. Made inside a node, it names that node without being told.
+
+    Example:
+        >>> async def reflect(state, *, deps):
+        ...     return {"chain": [NoteStep(text="the totals disagree; check the units")]}
+    """
+
+    type: Literal["note"] = "note"
+    text: str
+    """What the node noted."""
+    for_model: bool = True
+    """Whether later prompts show the note to the model; False keeps it for people only."""
+
+
 class FinalStep(BaseStep):
     """The end of the run: its answer and why it stopped."""
 
@@ -302,6 +322,7 @@ Step: TypeAlias = Annotated[
     | ValidationStep
     | ResetStep
     | HumanStep
+    | NoteStep
     | FinalStep,
     Field(discriminator="type"),
 ]
@@ -318,6 +339,7 @@ STEP_TYPES: tuple[type[BaseStep], ...] = (
     ValidationStep,
     ResetStep,
     HumanStep,
+    NoteStep,
     FinalStep,
 )
 

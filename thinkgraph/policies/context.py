@@ -49,6 +49,7 @@ from thinkgraph.state import (
     ErrorStep,
     HumanStep,
     LLMCallStep,
+    NoteStep,
     ResetStep,
     TaskStep,
     ValidationStep,
@@ -251,7 +252,7 @@ def _starts_unit(step: BaseStep) -> bool:
         return step.kind != "parse"
     if isinstance(step, HumanStep):
         return step.kind in ("guidance", "retry")
-    return isinstance(step, ValidationStep)
+    return isinstance(step, ValidationStep | NoteStep)
 
 
 def _size(unit: _Unit) -> int:
