@@ -127,3 +127,23 @@ def test_a_rule_is_judged_once_per_call_in_a_round(thread_id: str) -> None:
         done = agent.resume(thread_id, {waiting.call_id or "": Approve()})
     assert done.status == "done" and done.answer == "paid"
     assert ASKED == [{"amount": 500.0}]
+
+
+def test_a_call_edited_by_hand_after_the_gate_judged_it_is_judged_again(thread_id: str) -> None:
+    # think judged pay(5): no person needed. The same call, edited by hand to pay(500)
+    # before it runs, is a new question: the kept verdict is for the old arguments.
+    replies = [
+        'Thought: pay\nAction: pay\nAction Input: {"amount": 5}',
+        "Thought: done\nFinal Answer: paid",
+    ]
+    with Agent(ScriptedModel(replies), [pay], breakpoints={"after": ["think"]}) as agent:
+        assert agent.run("pay", thread_id=thread_id).status == "paused"
+        config = agent._config(thread_id)
+        (small,) = agent.graph.get_state(config).values["pending_calls"]
+        big = small.model_copy(update={"args": {"amount": 500}})
+        agent.graph.update_state(config, {"pending_calls": [big]}, as_node="think")
+        paused = agent.resume(thread_id)
+    assert paused.status == "paused"
+    assert [(p.kind, p.call_id, p.args) for p in paused.pending] == [
+        ("approval", small.id, {"amount": 500})
+    ]
