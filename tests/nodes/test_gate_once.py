@@ -10,10 +10,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
+
 from thinkgraph import Agent, ScriptedModel, tool
+from thinkgraph.errors import ResumeValueError
 from thinkgraph.hitl import Approve
 from thinkgraph.nodes.deps import Deps
-from thinkgraph.nodes.gate import calls_needing_approval, decided_calls, waiting_calls
+from thinkgraph.nodes.gate import (
+    calls_needing_approval,
+    check_answer,
+    decided_calls,
+    waiting_calls,
+)
 from thinkgraph.policies import ReActText
 from thinkgraph.state import (
     AgentState,
@@ -147,3 +155,23 @@ def test_a_call_edited_by_hand_after_the_gate_judged_it_is_judged_again(thread_i
     assert [(p.kind, p.call_id, p.args) for p in paused.pending] == [
         ("approval", small.id, {"amount": 500})
     ]
+
+
+def test_an_answer_to_a_pause_is_checked_before_it_is_handed_on(thread_id: str) -> None:
+    replies = [
+        'Thought: pay\nAction: pay\nAction Input: {"amount": 500}',
+        "Thought: done\nFinal Answer: paid",
+    ]
+    with Agent(ScriptedModel(replies), [pay]) as agent:
+        agent.run("pay", thread_id=thread_id)
+        (waiting,) = agent.graph.get_state(agent._config(thread_id)).interrupts
+    (call_id,) = [r["call_id"] for r in waiting.value["requests"]]
+    tools = ToolRegistry([pay])
+    assert check_answer(waiting.value, {call_id: "approve"}, tools) == {
+        call_id: {"action": "approve"}
+    }
+    with pytest.raises(ResumeValueError, match="the run is still paused"):
+        check_answer(waiting.value, {call_id: {"action": "edit", "args": {"amount": "x"}}}, tools)
+    with pytest.raises(ResumeValueError, match="answer an ask_human pause"):
+        check_answer({"kind": "ask_human"}, {"action": "explode"}, tools)
+    assert check_answer({"kind": "ask_human"}, "retry", tools) == "retry"

@@ -23,12 +23,21 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from thinkgraph.hitl import Pending, check_approvals
+from thinkgraph.nodes.ask_human import parse_human_answer
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import BaseStep, HumanStep, ThoughtStep, ToolCall
 from thinkgraph.tools.base import Tool
+from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.tools.runner import validate_args
 
-__all__ = ["calls_needing_approval", "decided_calls", "needs_person", "waiting_calls"]
+__all__ = [
+    "calls_needing_approval",
+    "check_answer",
+    "decided_calls",
+    "needs_person",
+    "waiting_calls",
+]
 
 _KEPT_VERDICTS = 256
 """How many rule verdicts an agent keeps; more are dropped (and judged again if asked)."""
@@ -117,3 +126,28 @@ def waiting_calls(
         return []
     decided = decided_calls(state.get("chain") or [])
     return [call_id for call_id in needed if call_id not in decided]
+
+
+def check_answer(waiting: Any, answer: Any, tools: ToolRegistry) -> Any:
+    """A person's answer to a pause, checked as the paused node will check it; or refused.
+
+    For a door that hands the answer on (a worker queue, HTTP) and wants a bad one refused
+    where it was given: the same rules as the approval gate's interrupt (one decision per
+    waiting call, edits against the tool's schema) and ask_human's.
+
+    Args:
+        waiting: what the pause carries (the interrupt's value).
+        answer: the person's answer.
+        tools: the run's tools, for checking edited arguments.
+
+    Returns:
+        The answer as the paused node will take it (approvals in stored form).
+
+    Raises:
+        ResumeValueError: the answer would be refused; the run stays as it is.
+    """
+    if isinstance(waiting, Mapping) and waiting.get("kind") == "approval":
+        requests = [Pending.model_validate(r) for r in waiting.get("requests", [])]
+        return check_approvals(requests, answer, tools)
+    parse_human_answer(answer)
+    return answer
