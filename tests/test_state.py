@@ -177,7 +177,7 @@ def _renamed_think(deps: Any) -> Any:
     from thinkgraph.state import AgentState
 
     graph: Any = StateGraph(AgentState)
-    graph.add_node("plan", parts.think_node(deps, name="plan"))
+    graph.add_node("plan", parts.think_node(deps))  # our think, under the user's name
     graph.add_node("act", parts.act_node(deps))
     for name in ("observe", "validate", "reset", "finalize"):
         graph.add_node(name, getattr(parts, f"{name}_node")(deps))
@@ -198,13 +198,20 @@ def _renamed_think(deps: Any) -> Any:
     return graph
 
 
-def test_our_think_node_added_as_plan_stamps_its_steps_plan(thread_id: str) -> None:
+def test_our_think_node_added_as_plan_stamps_its_steps_plan(
+    sqlite_url: str, thread_id: str
+) -> None:
     replies = ['Thought: add\nAction: add\nAction Input: {"a": 2, "b": 40}', "Final Answer: 42"]
-    with Agent(ScriptedModel(replies), [add], build_graph=_renamed_think) as agent:
+    with Agent(
+        ScriptedModel(replies), [add], build_graph=_renamed_think, store=sqlite_url
+    ) as agent:
         result = agent.run("add", thread_id=thread_id)
+        history = [c.node for c in agent.history(thread_id)]
     assert result.status == "done"
     by_type = {(s.type, s.node) for s in result.chain if s.type in ("llm_call", "thought")}
     assert by_type == {("llm_call", "plan"), ("thought", "plan")}
     calls = [s for s in result.chain if s.type == "tool_call"]
     assert calls and {s.node for s in calls} == {"plan"}
     assert [s.number for s in result.chain] == list(range(len(result.chain)))
+    # The run's history names the node as the graph does, too.
+    assert "plan" in history and "think" not in history

@@ -120,7 +120,7 @@ def test_the_agents_own_approval_list_is_part_of_the_gate() -> None:
     assert waiting_calls(_state([call]), _deps(approve="side_effects")) == []
 
 
-def test_a_rule_is_judged_once_per_call_in_a_round(thread_id: str) -> None:
+def test_a_rule_is_judged_once_per_call_in_a_round(sqlite_url: str, thread_id: str) -> None:
     # think, the router into approve, approve (before and after the pause) and the router
     # after it all ask the gate; the tool's rule itself runs once for the call.
     replies = [
@@ -128,7 +128,7 @@ def test_a_rule_is_judged_once_per_call_in_a_round(thread_id: str) -> None:
         "Thought: done\nFinal Answer: paid",
     ]
     ASKED.clear()
-    with Agent(ScriptedModel(replies), [pay]) as agent:
+    with Agent(ScriptedModel(replies), [pay], store=sqlite_url) as agent:
         paused = agent.run("pay", thread_id=thread_id)
         assert paused.status == "paused"
         (waiting,) = paused.pending
@@ -137,14 +137,17 @@ def test_a_rule_is_judged_once_per_call_in_a_round(thread_id: str) -> None:
     assert ASKED == [{"amount": 500.0}]
 
 
-def test_a_call_edited_by_hand_after_the_gate_judged_it_is_judged_again(thread_id: str) -> None:
+def test_a_call_edited_by_hand_after_the_gate_judged_it_is_judged_again(
+    sqlite_url: str, thread_id: str
+) -> None:
     # think judged pay(5): no person needed. The same call, edited by hand to pay(500)
     # before it runs, is a new question: the kept verdict is for the old arguments.
     replies = [
         'Thought: pay\nAction: pay\nAction Input: {"amount": 5}',
         "Thought: done\nFinal Answer: paid",
     ]
-    with Agent(ScriptedModel(replies), [pay], breakpoints={"after": ["think"]}) as agent:
+    points = {"after": ["think"]}
+    with Agent(ScriptedModel(replies), [pay], breakpoints=points, store=sqlite_url) as agent:
         assert agent.run("pay", thread_id=thread_id).status == "paused"
         config = agent._config(thread_id)
         (small,) = agent.graph.get_state(config).values["pending_calls"]
@@ -157,12 +160,14 @@ def test_a_call_edited_by_hand_after_the_gate_judged_it_is_judged_again(thread_i
     ]
 
 
-def test_an_answer_to_a_pause_is_checked_before_it_is_handed_on(thread_id: str) -> None:
+def test_an_answer_to_a_pause_is_checked_before_it_is_handed_on(
+    sqlite_url: str, thread_id: str
+) -> None:
     replies = [
         'Thought: pay\nAction: pay\nAction Input: {"amount": 500}',
         "Thought: done\nFinal Answer: paid",
     ]
-    with Agent(ScriptedModel(replies), [pay]) as agent:
+    with Agent(ScriptedModel(replies), [pay], store=sqlite_url) as agent:
         agent.run("pay", thread_id=thread_id)
         (waiting,) = agent.graph.get_state(agent._config(thread_id)).interrupts
     (call_id,) = [r["call_id"] for r in waiting.value["requests"]]

@@ -87,8 +87,10 @@ SCRIPT = [
 ]
 
 
-def test_a_user_nodes_model_calls_are_chain_steps_counted_like_thinks(thread_id: str) -> None:
-    with Agent(ScriptedModel(SCRIPT), [add], build_graph=with_reflect) as agent:
+def test_a_user_nodes_model_calls_are_chain_steps_counted_like_thinks(
+    sqlite_url: str, thread_id: str
+) -> None:
+    with Agent(ScriptedModel(SCRIPT), [add], build_graph=with_reflect, store=sqlite_url) as agent:
         result = agent.run("add", thread_id=thread_id)
     assert result.status == "done" and result.answer == "42"
     calls = [s for s in result.chain if isinstance(s, LLMCallStep)]
@@ -167,8 +169,8 @@ def test_a_note_round_trips_through_the_checkpoint_serializer() -> None:
     assert serde.loads_typed(serde.dumps_typed([note])) == [note]
 
 
-def test_every_view_shows_a_note_as_a_note(thread_id: str) -> None:
-    with Agent(ScriptedModel(SCRIPT), [add], build_graph=with_reflect) as agent:
+def test_every_view_shows_a_note_as_a_note(sqlite_url: str, thread_id: str) -> None:
+    with Agent(ScriptedModel(SCRIPT), [add], build_graph=with_reflect, store=sqlite_url) as agent:
         result = agent.run("add", thread_id=thread_id)
     assert "note        the sum is 42" in to_text(result.chain)
     assert "note** · `the sum is 42`" in to_markdown(result)

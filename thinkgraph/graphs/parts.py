@@ -60,7 +60,7 @@ from thinkgraph.nodes.observe import observe as _observe
 from thinkgraph.nodes.reset import reset as _reset
 from thinkgraph.nodes.think import think as _think
 from thinkgraph.nodes.validate import validate as _validate
-from thinkgraph.state import AgentState, number_steps
+from thinkgraph.state import AgentState, number_steps, running_node
 from thinkgraph.types import StepLimits
 
 __all__ = [
@@ -150,7 +150,8 @@ def node(
             for key, value in update.items()
             if key == "chain" or key not in state or state[key] != value  # type: ignore[literal-required]
         }
-        return {**changed, "node": name}
+        # The name the graph gave the node, which a user may have chosen over ours.
+        return {**changed, "node": running_node() or name}
 
     run.__name__ = name
     run.__qualname__ = name
@@ -203,7 +204,7 @@ def act_node(deps: Deps) -> Node:
             update = await _act(task, config, deps=deps)
         if "number" in task:
             number_steps(update.get("chain", ()), task["number"])
-        return {**update, "node": routing.ACT}
+        return {**update, "node": running_node() or routing.ACT}
 
     run.__name__ = routing.ACT
     run.__qualname__ = routing.ACT
