@@ -96,6 +96,7 @@ def test_a_user_nodes_model_calls_are_chain_steps_counted_like_thinks(
     calls = [s for s in result.chain if isinstance(s, LLMCallStep)]
     # What `show` counts is what the budgets counted: five calls, two of them reflect's.
     assert len(calls) == result.counters.model_calls == 5
+    assert to_json_dict(result)["totals"]["model_calls"] == 5
     assert [(c.node, c.purpose) for c in calls if c.node == "reflect"] == [
         ("reflect", "reflect"),
         ("reflect", "reflect"),
