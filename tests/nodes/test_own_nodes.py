@@ -18,7 +18,7 @@ from thinkgraph import Agent, ScriptedModel, tool
 from thinkgraph.graphs import parts
 from thinkgraph.llm.base import ModelReply, ModelRequest
 from thinkgraph.llm.scripted import ScriptExhaustedError
-from thinkgraph.nodes import ModelAnswer, ask_model
+from thinkgraph.nodes import ModelAnswer, ask_model, ask_model_sync
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.policies import JsonPlan, NativeTools, ReActText, StructuredStep
 from thinkgraph.state import (
@@ -55,13 +55,13 @@ async def reflect(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     return {"chain": [*answer.steps, *notes], "counters": answer.counters}
 
 
-def with_reflect(deps: Deps) -> Graph:
+def with_reflect(deps: Deps, fn: Any = reflect) -> Graph:
     """think → act → observe → reflect → think: a user's node that calls the model."""
     graph: Graph = StateGraph(AgentState)
     for name in ("think", "observe", "validate", "reset", "finalize"):
         graph.add_node(name, getattr(parts, f"{name}_node")(deps))
     graph.add_node("act", parts.act_node(deps))
-    graph.add_node("reflect", parts.node("reflect", reflect, deps))
+    graph.add_node("reflect", parts.node("reflect", fn, deps))
     graph.add_edge(START, "think")
     targets = ["think", "act", "validate", "reset", "finalize"]
     graph.add_conditional_edges("think", parts.think_router(deps), targets)
@@ -107,6 +107,26 @@ def test_a_user_nodes_model_calls_are_chain_steps_counted_like_thinks(
     assert [(n.node, n.text) for n in notes] == [
         ("reflect", "the sum is 42"),
         ("reflect", "two is small"),
+    ]
+
+
+def test_a_plain_def_node_asks_the_model_the_same_way(sqlite_url: str, thread_id: str) -> None:
+    def reflect_sync(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+        answer = ask_model_sync(state, deps, [{"role": "user", "content": "?"}], purpose="reflect")
+        return {"chain": [*answer.steps, NoteStep(text=answer.text)], "counters": answer.counters}
+
+    def build(deps: Deps) -> Graph:
+        return with_reflect(deps, reflect_sync)
+
+    with Agent(ScriptedModel(SCRIPT), [add], build_graph=build, store=sqlite_url) as agent:
+        result = agent.run("add", thread_id=thread_id)
+    assert result.status == "done" and result.counters.model_calls == 5
+    reflected = [
+        (s.type, s.node, getattr(s, "text", "")) for s in result.chain if s.node == "reflect"
+    ]
+    assert reflected[:2] == [
+        ("llm_call", "reflect", "the sum is 42"),
+        ("note", "reflect", "the sum is 42"),
     ]
 
 

@@ -30,12 +30,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from thinkgraph._sync import run_sync
 from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest, Purpose
 from thinkgraph.llm.call import call_model, count_usage
 from thinkgraph.nodes.deps import Deps
-from thinkgraph.state import BaseStep, Counters, ErrorStep, LLMCallStep
+from thinkgraph.state import BaseStep, Counters, ErrorStep, LLMCallStep, running_node
 
-__all__ = ["ModelAnswer", "ask_model", "count_usage", "is_fatal_model_error"]
+__all__ = ["ModelAnswer", "ask_model", "ask_model_sync", "count_usage", "is_fatal_model_error"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +121,27 @@ async def ask_model(
     steps: tuple[BaseStep, ...] = (called.step,)
     if called.reply is None:
         fatal = called.error is not None and is_fatal_model_error(called.error)
-        steps += (ErrorStep(kind="model", message=called.step.error or "", fatal=fatal),)
+        failed = ErrorStep(
+            node=called.step.node, kind="model", message=called.step.error or "", fatal=fatal
+        )
+        steps += (failed,)
     return ModelAnswer(called.step, steps, counted, called.reply, called.error)
+
+
+def ask_model_sync(
+    state: Mapping[str, Any],
+    deps: Deps | None,
+    messages: Sequence[Message],
+    **options: Any,
+) -> ModelAnswer:
+    """`ask_model` for a node written as a plain ``def`` (it runs in a worker thread).
+
+    Takes the same arguments and returns the same `ModelAnswer`; the call runs on
+    thinkgraph's event loop while the node's thread waits for it.
+    """
+    # The call runs on another thread: name the node here, where it is known.
+    options.setdefault("node", running_node())
+    return run_sync(lambda: ask_model(state, deps, messages, **options))
 
 
 def is_fatal_model_error(exc: BaseException) -> bool:
