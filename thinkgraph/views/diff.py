@@ -42,7 +42,6 @@ from thinkgraph.state import (
     Counters,
     FinalStep,
     LLMCallStep,
-    ThoughtStep,
     ToolCallStep,
     ToolResultStep,
 )
@@ -252,10 +251,7 @@ def describe_divergence(d: RunDivergence, a: RunTotals, b: RunTotals) -> str:
         )
     if d.kind == "args":
         fields = ", ".join(change.path for change in d.changes)
-        return (
-            f"args at {d.where}: {d.a} is called with other arguments "
-            f"({fields}){at(d.step_a)}"
-        )
+        return f"args at {d.where}: {d.a} is called with other arguments ({fields}){at(d.step_a)}"
     return f"answer at {d.where}: {a.name} answers {d.a!r}, {b.name} answers {d.b!r}"
 
 
@@ -304,8 +300,6 @@ def _key(step: BaseStep) -> Hashable:
         return (kind, step.node, step.tool)
     if isinstance(step, LLMCallStep):
         return (kind, step.node, step.purpose)
-    if isinstance(step, ThoughtStep):
-        return (kind, step.node, step.next_action.value)
     if isinstance(step, FinalStep):
         return (kind, step.node, step.stop_reason)
     return (kind, step.node, getattr(step, "tool", None))
@@ -351,9 +345,8 @@ def _differing(a: Any, b: Any, path: _Path, out: list[tuple[_Path, bool, bool]])
 
 def _at(data: Any, path: _Path) -> Any:
     for part in path:
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+        in_list = isinstance(data, list) and isinstance(part, int) and part < len(data)
+        if in_list or (isinstance(data, dict) and part in data):
             data = data[part]
         else:  # masked whole above this field (an unknown tool's value)
             return MASK
@@ -420,8 +413,12 @@ class _Aligner:
                 for i, j in zip(range(i1 + x1, i1 + x2), range(j1 + y1, j1 + y2), strict=True):
                     self._pair(i, j)
                 continue
-            self.pairs += [StepPair("deleted", self.shown_a[i], None) for i in range(i1 + x1, i1 + x2)]
-            self.pairs += [StepPair("inserted", None, self.shown_b[j]) for j in range(j1 + y1, j1 + y2)]  # fmt: skip
+            self.pairs += [
+                StepPair("deleted", self.shown_a[i], None) for i in range(i1 + x1, i1 + x2)
+            ]
+            self.pairs += [
+                StepPair("inserted", None, self.shown_b[j]) for j in range(j1 + y1, j1 + y2)
+            ]
 
 
 def _calls(visit: _Visit) -> list[ToolCallStep]:
