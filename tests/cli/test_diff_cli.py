@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from tests.views._diff_runs import OTHER_PASSWORD, PASSWORD, record
 from thinkgraph.cli import app
 
 runner = CliRunner()
+
+needs_graphviz = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
 
 
 @pytest.fixture
@@ -53,7 +56,10 @@ def test_every_format_masks_a_sensitive_argument(store: str, fmt: str) -> None:
     assert "args.password" in result.output and "***" in result.output
 
 
-def test_html_holds_the_diagram_of_both_paths(store: str, tmp_path: Path) -> None:
+def test_html_holds_the_diagram_of_both_paths(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # no Graphviz: Mermaid text
     out = tmp_path / "diff.html"
     args = ["diff", "base", "at-once", "--store", store, "-f", "html", "-o", str(out)]
     result = runner.invoke(app, args)
@@ -94,7 +100,27 @@ def test_draw_diff_marks_both_paths_in_mermaid_and_ascii(store: str) -> None:
 def test_draw_diff_of_an_unknown_run_or_format_is_one_line(store: str) -> None:
     unknown = runner.invoke(app, ["draw", "--diff", "nope", "base", "--store", store])
     assert unknown.exit_code == 2 and unknown.output.startswith("error: no run 'nope' in ")
-    dot = runner.invoke(app, ["draw", "--diff", "base", "again", "--store", store, "-f", "dot"])
-    assert dot.exit_code == 2
-    assert dot.output == "error: --format 'dot' is not supported with --diff; use one of " \
-        "mermaid, ascii\n"  # fmt: skip
+    bad = runner.invoke(app, ["draw", "--diff", "base", "again", "--store", store, "-f", "gif"])
+    assert bad.exit_code == 2
+    assert bad.output == "error: --format 'gif' is not supported; use one of mermaid, " \
+        "ascii, dot, svg, png\n"  # fmt: skip
+
+
+def test_draw_diff_in_dot_styles_each_branch(store: str) -> None:
+    result = runner.invoke(
+        app, ["draw", "--diff", "base", "at-once", "--store", store, "-f", "dot"]
+    )
+    assert result.exit_code == 0, result.output
+    assert 'label="A: base · B: at-once"' in result.output
+    assert '"think" [label="think\\nA×3 B×1\\nfirst divergence: route", fillcolor="#f8d7da"' in (
+        result.output
+    )
+    assert '"act" -> "observe" [label="A", color="#0d6efd", penwidth="2.5"];' in result.output
+
+
+@needs_graphviz
+def test_draw_diff_in_svg_and_the_html_page_embeds_it(store: str, tmp_path: Path) -> None:
+    svg = runner.invoke(app, ["draw", "--diff", "base", "at-once", "--store", store, "-f", "svg"])
+    assert svg.exit_code == 0 and "<svg" in svg.output and "first divergence: route" in svg.output
+    page = runner.invoke(app, ["diff", "base", "at-once", "--store", store, "-f", "html"]).output
+    assert "<svg" in page and '<pre class="mermaid">' not in page

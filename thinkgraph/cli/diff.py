@@ -6,6 +6,9 @@ in content only), 2 bad usage or a run that is not in the store (one line says s
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -26,13 +29,10 @@ from thinkgraph.errors import ThreadNotFoundError
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult
 
-__all__ = ["DIFF_FORMATS", "DRAW_DIFF_FORMATS", "diff", "draw_diff"]
+__all__ = ["DIFF_FORMATS", "diff", "draw_diff"]
 
 DIFF_FORMATS = ("text", "md", "json", "html")
 """What `thinkgraph diff --format` writes ("markdown" is taken for "md", as `show` says)."""
-
-DRAW_DIFF_FORMATS = ("mermaid", "ascii")
-"""What `thinkgraph draw --diff` writes."""
 
 
 def _shown_store(url: str) -> str:
@@ -66,35 +66,50 @@ def read_runs(url: str, threads: tuple[str, str]) -> tuple[RunResult, RunResult,
     return found[0], found[1], graph
 
 
-def _diagram(result_a: RunResult, result_b: RunResult, graph: Any, fmt: str, kind: Any) -> str:
+def _diagram(
+    result_a: RunResult, result_b: RunResult, graph: Any, fmt: str, divergence: Any
+) -> str | bytes:
     """Both runs' paths on the graph run A ran, marked as `thinkgraph.viz.diff` marks them."""
     from thinkgraph.viz import overlay_from_result
-    from thinkgraph.viz.diff import run_graph_model, to_ascii_diff, to_mermaid_diff
+    from thinkgraph.viz.diff import render_diff, run_graph_model
     from thinkgraph.viz.model import START
 
     model = run_graph_model(graph, result_a.chain)
-    path_a = overlay_from_result(result_a, model).path
-    path_b = overlay_from_result(result_b, model).path
     node = None
-    if kind is not None:
-        node = START if kind.node == "start" else kind.node
-    render = to_mermaid_diff if fmt == "mermaid" else to_ascii_diff
-    return render(
+    if divergence is not None:  # the views name the first node as its steps do
+        node = START if divergence.node == "start" else divergence.node
+    return render_diff(
         model,
-        path_a,
-        path_b,
+        overlay_from_result(result_a, model).path,
+        overlay_from_result(result_b, model).path,
+        fmt,
         divergence=node,
-        kind=None if kind is None else kind.kind,
+        kind=None if divergence is None else divergence.kind,
         names=(result_a.thread_id, result_b.thread_id),
     )
 
 
-def _write(text: str, output: Path | None, what: str) -> None:
+def _page_diagram(result_a: RunResult, result_b: RunResult, graph: Any, divergence: Any) -> str:
+    """The diagram for the HTML page: SVG with Graphviz, else Mermaid text."""
+    if shutil.which("dot"):
+        with contextlib.suppress(Exception):  # a page without its picture beats no page
+            return str(_diagram(result_a, result_b, graph, "svg", divergence))
+    return str(_diagram(result_a, result_b, graph, "mermaid", divergence))
+
+
+def _write(text: str | bytes, output: Path | None, what: str) -> None:
     if output is None:
-        typer.echo(text, nl=not text.endswith("\n"))
+        if isinstance(text, bytes):
+            sys.stdout.buffer.write(text)
+            sys.stdout.flush()
+        else:
+            typer.echo(text, nl=not text.endswith("\n"))
         return
     try:
-        output.write_text(text, encoding="utf-8")
+        if isinstance(text, bytes):
+            output.write_bytes(text)
+        else:
+            output.write_text(text, encoding="utf-8")
     except OSError as exc:
         fail(f"-o {output}: cannot write the file ({exc.strerror or exc})")
     typer.echo(f"wrote {output} ({what})")
@@ -150,7 +165,7 @@ def diff(
         elif fmt == "json":
             text = diff_to_json(found) + "\n"
         else:
-            diagram = _diagram(result_a, result_b, graph, "mermaid", found.divergence)
+            diagram = _page_diagram(result_a, result_b, graph, found.divergence)
             text = diff_to_html(found, diagram=diagram)
         _write(text, output, f"{fmt}, {found.outcome}")
         same[0] = found.same
@@ -163,12 +178,12 @@ def diff(
 def draw_diff(runs: tuple[str, str], store: str, fmt: str, output: Path | None) -> None:
     """`draw --diff RUN_A RUN_B`: the graph with both runs' paths, shared and apart."""
     from thinkgraph.views.diff import diff_runs
+    from thinkgraph.viz.diff import DIFF_FORMATS as DRAW_FORMATS
 
-    if fmt not in DRAW_DIFF_FORMATS:
-        fail(
-            f"--format {fmt!r} is not supported with --diff; use one of "
-            f"{', '.join(DRAW_DIFF_FORMATS)}"
-        )
+    if fmt not in DRAW_FORMATS:
+        fail(f"--format {fmt!r} is not supported; use one of {', '.join(DRAW_FORMATS)}")
+    if fmt == "png" and output is None and sys.stdout.isatty():
+        fail("--format png writes binary data; pass -o FILE or pipe stdout to a file")
     url = existing_store(store)
 
     def go() -> None:

@@ -57,16 +57,34 @@ def _body(step: BaseStep | None, width: int) -> str:
     return "" if step is None else _clip(_line(step_body(step, limit=width)), width)
 
 
-def _value(value: Any, present: bool) -> str:
+def _shown(value: Any, present: bool) -> str:
     if not present:
         return "(none)"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = json.dumps(text, ensure_ascii=False) if isinstance(value, str) else text
-    return _clip(_line(text), VALUE_CHARS)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _from(text: str, start: int) -> str:
+    """`text` from `start` (after "…" when that cuts its head), clipped, on one line."""
+    head = "…" if start else ""
+    return _clip(_line(head + text[start:]), VALUE_CHARS)
 
 
 def _change(change: FieldChange) -> tuple[str, str, str]:
-    return change.path, _value(change.a, change.in_a), _value(change.b, change.in_b)
+    """A change as (path, value in A, value in B), each short enough for one line.
+
+    Two long values are shown from a little before where they first differ: the
+    difference of two 2,000-character prompts is rarely in their first 80 characters.
+    """
+    a, b = _shown(change.a, change.in_a), _shown(change.b, change.in_b)
+    same = 0
+    if change.in_a and change.in_b:
+        same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), 0)
+    start = max(0, same - _CONTEXT) if same > VALUE_CHARS - _CONTEXT else 0
+    return change.path, _from(a, start), _from(b, start)
+
+
+_CONTEXT = 24
+"""Characters kept before the first difference of two long values."""
 
 
 def _num(step: BaseStep | None) -> str:

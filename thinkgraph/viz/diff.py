@@ -27,18 +27,26 @@ from typing import Any, Final, Literal, TypeAlias
 import networkx as nx
 
 from thinkgraph.viz.ascii import _name, _plain
+from thinkgraph.viz.dot import _attrs, _q, _run_dot
 from thinkgraph.viz.mermaid import _CLASSES, _id, _text
 from thinkgraph.viz.model import from_description, layered_nodes, to_graph_model
 
 __all__ = [
     "DIFF_CLASSES",
+    "DIFF_FORMATS",
     "PathClass",
     "PathDiff",
     "compare_paths",
+    "render_diff",
     "run_graph_model",
     "to_ascii_diff",
+    "to_dot_diff",
     "to_mermaid_diff",
+    "to_svg_diff",
 ]
+
+DIFF_FORMATS: Final = ("mermaid", "ascii", "dot", "svg", "png")
+"""Every format a diff diagram is drawn in; svg and png need Graphviz's `dot` program."""
 
 PathClass: TypeAlias = Literal["shared", "diverge", "a", "b", "both"]
 
@@ -261,6 +269,114 @@ def to_ascii_diff(
                 text.append(f"[{_TAGS[taken]}]")
             lines.append(f"  {arrow:<4} {'  '.join(text)}".rstrip())
     return _plain("\n".join(lines)) + "\n"
+
+
+_DOT_STYLES: Final[dict[str, dict[str, str]]] = {
+    "shared": {"fillcolor": "#e9ecef", "color": "#495057", "penwidth": "2"},
+    "both": {"fillcolor": "#e2d9f3", "color": "#6f42c1", "penwidth": "2"},
+    "a": {"fillcolor": "#cfe2ff", "color": "#0d6efd", "penwidth": "2"},
+    "b": {
+        "fillcolor": "#ffe5d0",
+        "color": "#fd7e14",
+        "penwidth": "2",
+        "style": "rounded,filled,dashed",
+    },
+    "diverge": {"fillcolor": "#f8d7da", "color": "#c82333", "penwidth": "4"},
+}
+_DOT_EDGES: Final[dict[str, dict[str, str]]] = {
+    "shared": {"color": "#495057", "penwidth": "2.5"},
+    "both": {"color": "#6f42c1", "penwidth": "2.5"},
+    "a": {"color": "#0d6efd", "penwidth": "2.5"},
+    "b": {"color": "#fd7e14", "penwidth": "2.5", "style": "dashed"},
+}
+
+
+def to_dot_diff(
+    model: nx.DiGraph,
+    path_a: Sequence[str],
+    path_b: Sequence[str],
+    *,
+    divergence: str | None = None,
+    kind: str | None = None,
+    names: tuple[str, str] = ("A", "B"),
+) -> str:
+    """Render two runs' paths on a graph model as Graphviz DOT, in the Mermaid styles.
+
+    Arguments as for `to_mermaid_diff`; the graph's label says which run is A and B.
+    """
+    diff = compare_paths(path_a, path_b, divergence)
+    paths = (path_a, path_b)
+    title = f"A: {names[0]} · B: {names[1]}"
+    lines = [
+        f"digraph {_q(str(model.graph.get('name') or 'graph'))} {{",
+        f"  rankdir=TB; labelloc=t; label={_q(title)};",
+        '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];',
+        '  edge [fontname="Helvetica", fontsize=10];',
+    ]
+    for node, data in model.nodes(data=True):
+        attrs: dict[str, Any] = {"label": "\n".join(_label(node, data, paths, diff, kind))}
+        if data.get("kind") in ("start", "end"):
+            attrs["shape"] = "oval"
+        if data.get("approval"):
+            attrs["shape"] = "hexagon"
+        attrs.update(_DOT_STYLES.get(diff.nodes.get(node) or "", {}))
+        lines.append(f"  {_q(node)} {_attrs(attrs)};")
+    for source, target, data in model.edges(data=True):
+        edge: dict[str, Any] = {}
+        label = str(data.get("label") or "")
+        taken = diff.edges.get((source, target))
+        if taken is not None and taken != "shared":
+            label = f"{label} · {_TAGS[taken]}" if label else _TAGS[taken]
+        if label:
+            edge["label"] = label
+        if data.get("conditional"):
+            edge["style"] = "dashed"
+        edge.update(_DOT_EDGES.get(taken or "", {}))
+        suffix = f" {_attrs(edge)}" if edge else ""
+        lines.append(f"  {_q(source)} -> {_q(target)}{suffix};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def to_svg_diff(
+    model: nx.DiGraph, path_a: Sequence[str], path_b: Sequence[str], **options: Any
+) -> str:
+    """`to_dot_diff` through Graphviz, as SVG text.
+
+    Raises:
+        GraphvizNotFoundError: the `dot` program is not installed.
+    """
+    return _run_dot(to_dot_diff(model, path_a, path_b, **options), "svg").decode()
+
+
+def render_diff(
+    model: nx.DiGraph,
+    path_a: Sequence[str],
+    path_b: Sequence[str],
+    fmt: str,
+    *,
+    divergence: str | None = None,
+    kind: str | None = None,
+    names: tuple[str, str] = ("A", "B"),
+) -> str | bytes:
+    """Two runs' paths in one of `DIFF_FORMATS`: text for all but png, which is bytes.
+
+    Raises:
+        ValueError: an unknown format (the message lists the known ones).
+        GraphvizNotFoundError: svg or png without Graphviz installed.
+    """
+    options: dict[str, Any] = {"divergence": divergence, "kind": kind, "names": names}
+    if fmt == "mermaid":
+        return to_mermaid_diff(model, path_a, path_b, **options)
+    if fmt == "ascii":
+        return to_ascii_diff(model, path_a, path_b, **options)
+    if fmt in ("dot", "svg", "png"):
+        dot = to_dot_diff(model, path_a, path_b, **options)
+        if fmt == "dot":
+            return dot
+        drawn = _run_dot(dot, fmt)
+        return drawn.decode() if fmt == "svg" else drawn
+    raise ValueError(f"unknown diagram format {fmt!r}; use one of {', '.join(DIFF_FORMATS)}")
 
 
 def run_graph_model(
