@@ -7,7 +7,8 @@ import json
 import pytest
 
 from tests.views._diff_runs import OTHER_PASSWORD, PASSWORD, TOOLS, record
-from thinkgraph import RunResult
+from tests.views._runs import _call
+from thinkgraph import Agent, Approve, Reject, RunResult, ScriptedModel
 from thinkgraph.views.diff import FieldChange, RunDiff, diff_runs, node_visits
 from thinkgraph.views.diff_render import (
     diff_to_html,
@@ -168,3 +169,29 @@ def test_markdown_and_html_escape_run_data(sqlite_url: str) -> None:
     # in a code span, which Markdown shows as text: no tag, no table cell, no closed span
     assert "- `~` **#0 · #0 task** · `` <script>alert(1)</script> | `x` ``" in md
     assert "## Steps" in md and "| status | done \\(final\\_answer\\) |" in md
+
+
+def _approved_or_rejected(url: str, thread: str, decision: object) -> RunResult:
+    script = [_call("add", a=2, b=40), "Thought: done\nFinal Answer: 42"]
+    with Agent(ScriptedModel(script), TOOLS, store=url, approve=["add"]) as agent:
+        paused = agent.run("add 2 + 40", thread_id=thread)
+        return agent.resume(thread, {paused.pending[0].call_id: decision})
+
+
+def test_a_rejected_call_parts_from_an_approved_one_at_the_approval_gate(
+    sqlite_url: str,
+) -> None:
+    a = _approved_or_rejected(sqlite_url, "yes", Approve())
+    b = _approved_or_rejected(sqlite_url, "no", Reject(reason="not now"))
+    diff = diff_runs(a.chain, b.chain, a=a, b=b, tools=TOOLS)
+    d = diff.divergence
+    assert d is not None
+    assert (d.kind, d.where, d.a, d.step_a, d.b, d.step_b) == (
+        "route", "approve#1", "act", 5, "observe", 6
+    )  # fmt: skip
+    human = next(p for p in diff.pairs if p.kind == "human")
+    assert human.op == "changed"
+    assert [(c.path, c.a, c.b) for c in human.changes] == [
+        ("kind", "approve", "reject"),
+        ("text", "", "not now"),
+    ]

@@ -452,7 +452,7 @@ def _call_divergence(
 def _next(visits: list[_Visit], k: int, status: str | None) -> tuple[str, int | None]:
     if k < len(visits):
         return visits[k].node, visits[k].steps[0].number
-    return ("nothing (paused)" if status == "paused" else "nothing (the run ends)"), None
+    return ("nothing yet (paused)" if status == "paused" else "nothing (the run ends)"), None
 
 
 def _final(chain: Sequence[BaseStep]) -> FinalStep | None:
