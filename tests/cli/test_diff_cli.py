@@ -19,7 +19,7 @@ needs_graphviz = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphvi
 
 @pytest.fixture
 def store(sqlite_url: str) -> str:
-    record(sqlite_url, "base", "again", "other-args", "other-password", "at-once")
+    record(sqlite_url, "base", "again", "other-args", "other-password", "at-once", "other-words")
     return sqlite_url
 
 
@@ -37,6 +37,15 @@ def test_diverging_runs_exit_one_and_name_the_first_divergence(store: str) -> No
         "diff base other-args: diverged",
         "first divergence: args at think#2: add is called with other arguments (args.b) (step #8)",
         "  args.b: 40 → 41",
+    ]
+
+
+def test_runs_that_differ_in_content_only_exit_one_too(store: str) -> None:
+    result = runner.invoke(app, ["diff", "base", "other-words", "--store", store])
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines()[:2] == [
+        "diff base other-words: changed",
+        "changed: same route, tools, arguments and answer; 2 steps differ in content",
     ]
 
 

@@ -9,6 +9,15 @@ import pytest
 from tests.views._diff_runs import OTHER_PASSWORD, PASSWORD, TOOLS, record
 from tests.views._runs import _call
 from thinkgraph import Agent, Approve, Reject, RunResult, ScriptedModel
+from thinkgraph.state import (
+    BaseStep,
+    LLMCallStep,
+    TaskStep,
+    ToolCall,
+    ToolCallStep,
+    ToolResultStep,
+    number_steps,
+)
 from thinkgraph.views.diff import FieldChange, RunDiff, diff_runs, node_visits
 from thinkgraph.views.diff_render import (
     diff_to_html,
@@ -195,3 +204,20 @@ def test_a_rejected_call_parts_from_an_approved_one_at_the_approval_gate(
         ("kind", "approve", "reject"),
         ("text", "", "not now"),
     ]
+
+
+def _chain(*calls: str) -> list[BaseStep]:
+    """A think visit proposing `calls` (one parallel round), then act's results."""
+    steps: list[BaseStep] = [TaskStep(node="start", text="t"), LLMCallStep(node="think")]
+    steps += [ToolCallStep(node="think", call=ToolCall(name=n, args={})) for n in calls]
+    steps += [ToolResultStep(node="act", call_id="c", tool=n, ok=True) for n in calls]
+    number_steps(steps, 0)
+    return steps
+
+
+def test_one_call_fewer_in_a_parallel_round_is_a_tool_divergence() -> None:
+    d = diff_runs(_chain("add", "search"), _chain("add")).divergence
+    assert d is not None
+    assert (d.kind, d.where, d.a, d.step_a, d.b, d.step_b) == (
+        "tool", "think#1", "search", 3, "nothing more", None
+    )  # fmt: skip
