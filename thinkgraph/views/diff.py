@@ -242,9 +242,7 @@ def _calls(visit: _Visit) -> list[ToolCallStep]:
     return [step for step in visit.steps if isinstance(step, ToolCallStep)]
 
 
-def _call_divergence(
-    va: _Visit, vb: _Visit, redactor: Redactor, shown: dict[int, BaseStep]
-) -> RunDivergence | None:
+def _call_divergence(va: _Visit, vb: _Visit, shown: dict[int, BaseStep]) -> RunDivergence | None:
     """A tool or args divergence between the calls two matching visits propose."""
     calls_a, calls_b = _calls(va), _calls(vb)
     if not calls_a or not calls_b:
@@ -292,7 +290,7 @@ def _divergence(
         common += 1
     # Calls first: at the visit where the routes part, another tool is the sharper news.
     for va, vb in zip(visits_a[:common], visits_b[:common], strict=True):
-        found = _call_divergence(va, vb, redactor, shown)
+        found = _call_divergence(va, vb, shown)
         if found is not None:
             return found
     if common < max(len(visits_a), len(visits_b)):
