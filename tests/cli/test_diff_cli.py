@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,15 @@ def test_draw_diff_in_svg_and_the_html_page_embeds_it(store: str, tmp_path: Path
     assert svg.exit_code == 0 and "<svg" in svg.output and "first divergence: route" in svg.output
     page = runner.invoke(app, ["diff", "base", "at-once", "--store", store, "-f", "html"]).output
     assert "<svg" in page and '<pre class="mermaid">' not in page
+
+
+def test_diff_reads_both_runs_from_each_durable_store(store_url: str) -> None:
+    suffix = f"-{uuid.uuid4().hex[:8]}"  # the PostgreSQL store is shared between tests
+    record(store_url, "base", "at-once", suffix=suffix)
+    args = ["diff", f"base{suffix}", f"at-once{suffix}", "--store", store_url]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines()[1] == (
+        f"first divergence: route at think#1: base{suffix} goes to act (step #4), "
+        f"at-once{suffix} goes to finalize (step #3)"
+    )

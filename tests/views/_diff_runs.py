@@ -31,10 +31,11 @@ SCRIPTS: dict[str, list[str]] = {
 """The replies of each run, by its thread id."""
 
 
-def record(url: str, *threads: str) -> list[RunResult]:
-    """Run each script into the store under its name; return the runs as the store has them."""
-    for thread in threads:
-        with Agent(ScriptedModel(SCRIPTS[thread]), TOOLS, store=url) as agent:
-            agent.run("log in as ann and add 2 + 40", thread_id=thread)
+def record(url: str, *scripts: str, suffix: str = "") -> list[RunResult]:
+    """Run each script into the store under its name (plus `suffix`, for a shared store);
+    return the runs as the store has them."""
+    for script in scripts:
+        with Agent(ScriptedModel(SCRIPTS[script]), TOOLS, store=url) as agent:
+            agent.run("log in as ann and add 2 + 40", thread_id=script + suffix)
     with Agent(ScriptedModel([]), store=url) as reader:
-        return [reader.result(thread) for thread in threads]
+        return [reader.result(script + suffix) for script in scripts]
