@@ -32,6 +32,9 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
+import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,6 +44,7 @@ from typing import Any, Literal, Protocol
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
 from thinkgraph.errors import StorageError, ThinkgraphError, ThreadBusyError
@@ -53,6 +57,7 @@ __all__ = [
     "FINISHED",
     "PruneError",
     "PruneReport",
+    "Retention",
     "RunPruned",
     "parse_duration",
     "prune",
@@ -167,7 +172,7 @@ class _Trim:
 class _Tables(Protocol):
     """One backend's queries (SQLite or PostgreSQL)."""
 
-    def thread_ids(self) -> list[str]: ...
+    def latest(self) -> list[tuple[str, str]]: ...
 
     def lineage(self, thread_id: str) -> list[tuple[str, str | None]]: ...
 
@@ -182,6 +187,83 @@ class _Tables(Protocol):
     ) -> _Counts: ...
 
     def sizes(self) -> dict[str, int]: ...
+
+
+class Retention(BaseModel):
+    """How much of its finished runs an `Agent` keeps, applied each time a run ends.
+
+    Example:
+        >>> Retention(keep_last=20, older_than="30d").older_than.days
+        30
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    keep_last: int | None = Field(default=None, ge=1)
+    """Trim each run that ends done or failed to its N newest checkpoints (they still
+    read, fork, resume and replay)."""
+    older_than: timedelta | None = None
+    """Delete whole finished runs last updated longer ago than this ("30d", "12h" or a
+    timedelta), looked for at most once per `sweep_every` in a store."""
+    sweep_every: timedelta = timedelta(minutes=10)
+    """How often the store is looked through for runs `older_than`."""
+
+    @field_validator("older_than", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return parse_duration(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _something(self) -> Retention:
+        if self.keep_last is None and self.older_than is None:
+            raise ValueError("Retention keeps everything: pass keep_last=N or older_than='30d'")
+        return self
+
+    def apply(
+        self,
+        saver: BaseCheckpointSaver[Any],
+        thread_id: str,
+        status: Callable[[str], str | None],
+        *,
+        now: datetime | None = None,
+    ) -> PruneReport:
+        """Prune after the run on `thread_id` ended: trim it, and now and then sweep the
+        store for old finished runs. A store that cannot be pruned (memory://) is left.
+
+        Args:
+            saver: the store the run is in.
+            thread_id: the run that just ended.
+            status: a run's status by thread id, as the run reader decides it.
+            now: the time `older_than` counts back from (default: now).
+        """
+        report = PruneReport(dry_run=False)
+        try:
+            tables_of(saver)
+        except StorageError:
+            return report
+        if self.keep_last is not None:
+            report.runs += prune(
+                saver, status=status, keep_last=self.keep_last, threads=[thread_id]
+            ).runs
+        if self.older_than is not None and _sweep_due(saver, self.sweep_every):
+            report.runs += prune(saver, status=status, older_than=self.older_than, now=now).runs
+        return report
+
+
+_SWEPT: weakref.WeakKeyDictionary[BaseCheckpointSaver[Any], float] = weakref.WeakKeyDictionary()
+_SWEEPING = threading.Lock()
+
+
+def _sweep_due(saver: BaseCheckpointSaver[Any], every: timedelta) -> bool:
+    """Whether the store behind `saver` is due a look for old runs (and note that it had
+    one): one listing query per `every`, not one per run that ends."""
+    with _SWEEPING:
+        last = _SWEPT.get(saver)
+        at = time.monotonic()
+        if last is not None and at - last < every.total_seconds():
+            return False
+        _SWEPT[saver] = at
+        return True
 
 
 def default_delta_channels() -> dict[str, DeltaChannel[Any]]:
@@ -233,13 +315,15 @@ def prune(
         )
     tables = tables_of(saver)
     specs = dict(delta_channels) if delta_channels is not None else default_delta_channels()
+    cutoff = (now or datetime.now(UTC)) - older_than if older_than is not None else None
     if thread is not None:
         candidates = [thread]
     elif threads is not None:
         candidates = list(dict.fromkeys(threads))
     else:
-        candidates = tables.thread_ids()
-    cutoff = (now or datetime.now(UTC)) - older_than if older_than is not None else None
+        # One query names every run and its latest checkpoint, whose id tells its age: a
+        # run too recent is passed over without another query.
+        candidates = [t for t, latest in tables.latest() if _old_enough(latest, cutoff)]
     report = PruneReport(dry_run=dry_run)
     for thread_id in candidates:
         lineage = tables.lineage(thread_id)
@@ -248,10 +332,8 @@ def prune(
                 report.runs.append(RunPruned(thread_id, "skip", reason="no such run"))
             continue
         latest = lineage[-1][0]
-        if cutoff is not None and thread is None:
-            written = checkpoint_time(latest)
-            if written is None or written > cutoff:
-                continue
+        if thread is None and not _old_enough(latest, cutoff):
+            continue
         trim = None if thread is not None or keep_last is None else plan_trim(lineage, keep_last)
         if thread is None and keep_last is not None and trim is None:
             continue  # no more checkpoints than it keeps
@@ -263,6 +345,13 @@ def prune(
             _prune_one(saver, tables, specs, thread_id, latest, trim, dry_run=dry_run)
         )
     return report
+
+
+def _old_enough(checkpoint_id: str, cutoff: datetime | None) -> bool:
+    if cutoff is None:
+        return True
+    written = checkpoint_time(checkpoint_id)
+    return written is not None and written <= cutoff
 
 
 def _prune_one(
@@ -461,9 +550,9 @@ class _SqliteTables:
             count, size = self.saver.conn.execute(sql, args).fetchone()
         return int(count or 0), int(size or 0)
 
-    def thread_ids(self) -> list[str]:
+    def latest(self) -> list[tuple[str, str]]:
         with self.saver.lock:
-            return [row[0] for row in self.saver.conn.execute(LATEST_THREADS_SQL)]
+            return [(row[0], row[1]) for row in self.saver.conn.execute(LATEST_THREADS_SQL)]
 
     def lineage(self, thread_id: str) -> list[tuple[str, str | None]]:
         with self.saver.lock:
@@ -581,8 +670,8 @@ class _PostgresTables:
         with postgres_cursor(self.saver) as cur:
             return list(cur.execute(sql, args).fetchall())
 
-    def thread_ids(self) -> list[str]:
-        return [r["thread_id"] for r in self._rows(LATEST_THREADS_SQL, ())]
+    def latest(self) -> list[tuple[str, str]]:
+        return [(r["thread_id"], r["latest"]) for r in self._rows(LATEST_THREADS_SQL, ())]
 
     def lineage(self, thread_id: str) -> list[tuple[str, str | None]]:
         rows = self._rows(_PG_LINEAGE, (thread_id,))
