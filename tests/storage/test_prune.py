@@ -25,6 +25,7 @@ from thinkgraph.state import BaseStep, ToolResultStep
 from thinkgraph.storage import Store, sqlite_path, thread_lease
 from thinkgraph.storage.prune import (
     PruneError,
+    Retention,
     checkpoint_time,
     parse_duration,
     plan_trim,
@@ -398,3 +399,33 @@ def test_the_cli_prunes_and_says_what_it_did(tmp_path: Path) -> None:
     assert set(_rows(url, ["old-run"]).values()) == {0}
     refused = runner.invoke(app, ["prune", "--store", url, "--thread", "waiting"])
     assert refused.exit_code == 1 and "skip: paused" in refused.output
+
+
+def test_retention_trims_the_run_that_ended_and_sweeps_old_runs(
+    store_url: str, ids: list[str]
+) -> None:
+    chains = _finished(store_url, ids[:2], n=4)
+    with _agent(store_url, []) as agent:
+        saver: Any = agent.graph.checkpointer
+        keep = Retention(keep_last=2)
+        report = keep.apply(saver, ids[0], _status(agent))
+        assert [(r.thread_id, r.action) for r in report.runs] == [(ids[0], "trim")]
+        assert len(agent.history(ids[0])) == 2 and len(agent.history(ids[1])) > 2
+        assert _steps(agent.result(ids[0]).chain) == _steps(chains[ids[0]])
+        # The sweep lists the whole store (shared on PostgreSQL): only ours are looked at
+        # here, through a status that knows no other run.
+        ours = {t: agent.result(t).status for t in ids[:2]}
+        sweep = Retention(older_than="1h", sweep_every=timedelta(hours=1))
+        later = datetime.now(UTC) + timedelta(hours=2)
+        swept = sweep.apply(saver, ids[0], ours.get, now=later)
+        assert sorted(r.thread_id for r in swept.touched) == sorted(ids[:2])
+        assert sweep.apply(saver, ids[0], ours.get, now=later).runs == []  # not due yet
+    assert set(_rows(store_url, ids[:2]).values()) == {0}
+
+
+def test_retention_needs_something_to_drop() -> None:
+    with pytest.raises(ValueError, match="keep_last=N or older_than"):
+        Retention()
+    with pytest.raises(ValueError, match="a number and a unit"):
+        Retention(older_than="soon")
+    assert Retention(older_than="12h").older_than == timedelta(hours=12)

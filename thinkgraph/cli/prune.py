@@ -100,9 +100,14 @@ def prune(
             if path is not None and vacuum:
                 from thinkgraph.storage.prune import vacuum as reclaim
 
-                reclaim(store_.saver)
-                after = _file_size(path)
-                typer.echo(f"{path}: {human_size(before)} -> {human_size(after)} after VACUUM")
+                if reclaim(store_.saver):
+                    after = _file_size(path)
+                    typer.echo(f"{path}: {human_size(before)} -> {human_size(after)} after VACUUM")
+                else:
+                    typer.echo(
+                        f"{path} is in use by another process: run `sqlite3 {path} VACUUM` "
+                        "later to shrink the file"
+                    )
             elif path is not None:
                 typer.echo(f"run `sqlite3 {path} VACUUM` to give the space back to the disk")
             else:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import sys
 import threading
 import time
@@ -494,15 +495,26 @@ def vacuum(saver: BaseCheckpointSaver[Any]) -> bool:
     """Give the space a prune freed back to the file system (SQLite's ``VACUUM``).
 
     PostgreSQL reuses freed space by itself (autovacuum); run ``VACUUM FULL`` there to
-    shrink the files. Returns whether anything was done.
+    shrink the files. Returns whether the file was shrunk (not when another process
+    is using it: run it again later).
     """
     if not isinstance(saver, CompactSqliteSaver):
         return False
     with saver.lock:
         saver.conn.commit()
-        saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        saver.conn.execute("VACUUM")
-        saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        try:
+            saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            saver.conn.execute("VACUUM")
+            saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.OperationalError as exc:
+            # Another process reads or writes the file now: the rows are gone all the
+            # same, and their space is reused; shrinking the file can wait.
+            if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (
+                sqlite3.SQLITE_BUSY,
+                sqlite3.SQLITE_LOCKED,
+            ):
+                return False
+            raise
     return True
 
 
