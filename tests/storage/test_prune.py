@@ -33,6 +33,9 @@ from thinkgraph.storage.prune import (
     vacuum,
 )
 
+PG_TABLES = ("checkpoints", "checkpoint_writes", "checkpoint_blobs", "kept_snapshots")
+"""LangGraph's tables on PostgreSQL, and ours."""
+
 SENT: list[str] = []
 """Every call of the gated tool that ran, in order."""
 
@@ -86,13 +89,12 @@ def _rows(url: str, threads: list[str]) -> dict[str, int]:
                 ).fetchone()[0]
                 for t in tables
             }
-    tables = ("checkpoints", "checkpoint_writes", "checkpoint_blobs", "kept_snapshots")
     with psycopg.connect(url) as conn:
         return {
             t: conn.execute(
                 f"SELECT count(*) FROM {t} WHERE thread_id = ANY(%s)", (threads,)
             ).fetchone()[0]  # type: ignore[index]
-            for t in tables
+            for t in PG_TABLES
         }
 
 
@@ -107,7 +109,7 @@ def ids(store_url: str, thread_id: str) -> Iterator[list[str]]:
     yield [f"{thread_id}-{n}" for n in range(3)]
     if sqlite_path(store_url) is None:
         with psycopg.connect(store_url, autocommit=True) as conn:
-            for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs", "kept_snapshots"):
+            for table in PG_TABLES:
                 conn.execute(f"DELETE FROM {table} WHERE thread_id LIKE %s", (f"{thread_id}-%",))
 
 

@@ -203,7 +203,7 @@ class Retention(BaseModel):
     keep_last: int | None = Field(default=None, ge=1)
     """Trim each run that ends done or failed to its N newest checkpoints (they still
     read, fork, resume and replay)."""
-    older_than: timedelta | None = None
+    older_than: timedelta | str | None = None
     """Delete whole finished runs last updated longer ago than this ("30d", "12h" or a
     timedelta), looked for at most once per `sweep_every` in a store."""
     sweep_every: timedelta = timedelta(minutes=10)
@@ -246,8 +246,11 @@ class Retention(BaseModel):
             report.runs += prune(
                 saver, status=status, keep_last=self.keep_last, threads=[thread_id]
             ).runs
-        if self.older_than is not None and _sweep_due(saver, self.sweep_every):
-            report.runs += prune(saver, status=status, older_than=self.older_than, now=now).runs
+        age = self.older_than
+        if isinstance(age, str):  # never, once validated: kept for the type checker
+            age = parse_duration(age)
+        if age is not None and _sweep_due(saver, self.sweep_every):
+            report.runs += prune(saver, status=status, older_than=age, now=now).runs
         return report
 
 
