@@ -30,9 +30,10 @@ from typing import Any, Final, Literal
 
 from langgraph.types import Send
 
+from thinkgraph.guards import budget_stop, failure_target, guard_stop
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState, Counters
-from thinkgraph.types import NextAction, StepLimits, StopReason
+from thinkgraph.types import NextAction, StepLimits
 
 __all__ = [
     "ACT",
@@ -73,45 +74,6 @@ THINK_TARGETS: Final = [THINK, APPROVE, ACT, VALIDATE, RESET, FINALIZE, ASK_HUMA
 def _counters(state: Mapping[str, Any]) -> Counters:
     counters = state.get("counters")
     return counters if isinstance(counters, Counters) else Counters()
-
-
-def budget_stop(counters: Counters, limits: StepLimits) -> StopReason | None:
-    """The budget guard that has tripped, if any: timeout, cost or tokens."""
-    if limits.timeout_s is not None and counters.elapsed_s >= limits.timeout_s:
-        return "timeout"
-    if limits.max_cost_usd is not None and counters.cost_usd >= limits.max_cost_usd:
-        return "max_cost"
-    if limits.max_tokens is not None and counters.tokens >= limits.max_tokens:
-        return "max_tokens"
-    return None
-
-
-def guard_stop(counters: Counters, limits: StepLimits) -> StopReason | None:
-    """The guard that stops the run, if any: failures (abort), budgets, then max_steps.
-
-    finalize calls this too, to record why it was reached; keeping one function for both
-    means the recorded stop reason can never disagree with the route that was taken.
-    """
-    if (
-        counters.consecutive_failures >= limits.max_consecutive_failures
-        and limits.failure_policy == "abort"
-    ):
-        return "consecutive_failures"
-    budget = budget_stop(counters, limits)
-    if budget is not None:
-        return budget
-    if counters.steps >= limits.max_steps:
-        return "max_steps"
-    return None
-
-
-def failure_target(
-    counters: Counters, limits: StepLimits
-) -> Literal["ask_human", "finalize"] | None:
-    """ask_human or finalize when consecutive failures reached the limit, else None."""
-    if counters.consecutive_failures < limits.max_consecutive_failures:
-        return None
-    return "ask_human" if limits.failure_policy == "ask_human" else "finalize"
 
 
 def _is_candidate(action: NextAction) -> bool:

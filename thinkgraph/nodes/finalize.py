@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from thinkgraph.graphs.routing import guard_stop
+from thinkgraph.guards import guard_stop
 from thinkgraph.llm.base import ModelRequest
 from thinkgraph.llm.call import call_model, count_usage
 from thinkgraph.nodes.deps import Deps
