@@ -48,7 +48,9 @@ from langgraph.types import Send
 from thinkgraph import tracing
 from thinkgraph._langgraph import dual_node
 from thinkgraph.graphs import routing
+from thinkgraph.graphs.checks import DEPS_ATTR
 from thinkgraph.graphs.routing import THINK_TARGETS
+from thinkgraph.graphs.shape import KIND_ATTR
 from thinkgraph.llm.call import count_usage
 from thinkgraph.nodes.act import ActTask
 from thinkgraph.nodes.act import act as _act
@@ -114,6 +116,8 @@ def node(
     name: str,
     fn: Callable[..., Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None],
     deps: Deps | None = None,
+    *,
+    kind: str = "custom",
 ) -> Node:
     """Make `fn` a thinkgraph node named `name`; every node of ours is made this way.
 
@@ -129,6 +133,9 @@ def node(
         fn: ``fn(state, deps=deps) -> update`` when `deps` is given, else ``fn(state)``;
             the update may add steps under ``"chain"``.
         deps: the agent's parts, passed to `fn`; None for a node that needs none.
+        kind: which of our nodes it is ("think", "act", …), or "custom" for one of yours;
+            the checks and the diagrams know a node by its kind, whatever its name. Steps
+            our node body stamps with its kind carry the node's own name instead.
 
     Example:
         >>> async def critic(state, *, deps):
@@ -137,12 +144,15 @@ def node(
     """
     call: Callable[[AgentState], Any] = fn if deps is None else functools.partial(fn, deps=deps)
     is_async = inspect.iscoroutinefunction(fn)
+    renamed = kind if kind != "custom" and kind != name else None
 
     async def run(state: AgentState) -> dict[str, Any]:
         with tracing.span(f"thinkgraph.node {name}", {"thinkgraph.node": name}):
             out = await call(state) if is_async else await asyncio.to_thread(call, state)
         update = dict(out or {})
         steps = update.get("chain", ())
+        if renamed is not None:
+            _rename_steps(steps, renamed, name)
         stamp_steps(steps, name)
         number_steps(steps, len(state["chain"]))
         # A value equal to the one stored is left out: the state is the same either way,
@@ -156,60 +166,75 @@ def node(
 
     run.__name__ = name
     run.__qualname__ = name
+    setattr(run, KIND_ATTR, kind)
     return dual_node(name, run)
+
+
+def _rename_steps(steps: Any, kind: str, name: str) -> None:
+    # Our node bodies stamp their steps with their kind; a renamed node's steps carry its
+    # own name, so history, views and the overlay name the node the user wired.
+    for step in steps:
+        if step.node == kind:
+            object.__setattr__(step, "node", name)
 
 
 def think_node(deps: Deps, *, name: str = routing.THINK) -> Node:
     """The think node: project the chain, call the model, record its decision."""
-    return node(name, _think, deps)
+    return node(name, _think, deps, kind=routing.THINK)
 
 
 def approve_node(deps: Deps, *, name: str = routing.APPROVE) -> Node:
     """The approval gate: one interrupt for every proposed call that needs a person."""
-    return node(name, _approve, deps)
+    return node(name, _approve, deps, kind=routing.APPROVE)
 
 
 def observe_node(deps: Deps, *, name: str = routing.OBSERVE) -> Node:
     """The observe node: fold the round's tool results into observations."""
-    return node(name, _observe, deps)
+    return node(name, _observe, deps, kind=routing.OBSERVE)
 
 
 def validate_node(deps: Deps, *, name: str = routing.VALIDATE) -> Node:
     """The validate node: run the validators on the candidate answer."""
-    return node(name, _validate, deps)
+    return node(name, _validate, deps, kind=routing.VALIDATE)
 
 
 def reset_node(deps: Deps, *, name: str = routing.RESET) -> Node:
     """The reset node: start the reasoning over, keeping a short lesson."""
-    return node(name, _reset, deps)
+    return node(name, _reset, deps, kind=routing.RESET)
 
 
 def finalize_node(deps: Deps, *, name: str = routing.FINALIZE) -> Node:
     """The finalize node: record the answer and why the run stopped."""
-    return node(name, _finalize, deps)
+    return node(name, _finalize, deps, kind=routing.FINALIZE)
 
 
 def ask_human_node(deps: Deps, *, name: str = routing.ASK_HUMAN) -> Node:
     """The ask_human node: pause for a person after repeated failures."""
-    return node(name, _ask_human, deps)
+    return node(name, _ask_human, deps, kind=routing.ASK_HUMAN)
 
 
-def act_node(deps: Deps) -> Node:
+def act_node(deps: Deps, *, name: str = routing.ACT) -> Node:
     """The act node: run one tool call (LangGraph runs one act task per call).
 
-    Add it under the name "act"; LangGraph reads its input (`ActTask`) from the signature.
+    LangGraph reads its input (`ActTask`) from the signature. Named other than "act", wire
+    it through the route table (``react_graph(deps, names={"act": name})``): the router
+    after think sends the act tasks to the node its "continue" route names.
     """
 
     async def run(task: ActTask, config: RunnableConfig) -> dict[str, Any]:
-        with tracing.span(f"thinkgraph.node {routing.ACT}", {"thinkgraph.node": routing.ACT}):
+        with tracing.span(f"thinkgraph.node {name}", {"thinkgraph.node": name}):
             update = await _act(task, config, deps=deps)
+        steps = update.get("chain", ())
+        if name != routing.ACT:
+            _rename_steps(steps, routing.ACT, name)
         if "number" in task:
-            number_steps(update.get("chain", ()), task["number"])
-        return {**update, "node": routing.ACT}
+            number_steps(steps, task["number"])
+        return {**update, "node": name}
 
-    run.__name__ = routing.ACT
-    run.__qualname__ = routing.ACT
-    return dual_node(routing.ACT, run)
+    run.__name__ = name
+    run.__qualname__ = name
+    setattr(run, KIND_ATTR, routing.ACT)
+    return dual_node(name, run)
 
 
 # -- routers ----------------------------------------------------------------------------
@@ -232,7 +257,9 @@ def think_router(deps: Deps) -> Router:
 
     Targets: `THINK_TARGETS`. Calls a tool's cache can answer are served from it.
     """
-    return _named_router("route_think", lambda state: routing.route_think(state, deps))
+    router = _named_router("route_think", lambda state: routing.route_think(state, deps))
+    setattr(router, DEPS_ATTR, deps)  # the checks read which tools need approval
+    return router
 
 
 def approved_router(deps: Deps) -> Router:
@@ -240,7 +267,9 @@ def approved_router(deps: Deps) -> Router:
 
     Targets: `APPROVE_TARGETS`.
     """
-    return _named_router("route_approved", lambda state: routing.route_approved(state, deps))
+    router = _named_router("route_approved", lambda state: routing.route_approved(state, deps))
+    setattr(router, DEPS_ATTR, deps)
+    return router
 
 
 def observe_router(deps: Deps | None = None) -> Router:
