@@ -349,7 +349,8 @@ class ReasoningGraph:
             setattr(router, DEPS_ATTR, self.deps)
             if entry.guarded:
                 guarded_router(router)
-            graph.add_conditional_edges(source, router, dict[Hashable, str](path))
+            ends: dict[Hashable, str] = {label: target for label, target in path.items()}
+            graph.add_conditional_edges(source, router, ends)
         check_graph(graph, deps=self.deps)
         return graph
 
