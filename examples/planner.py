@@ -1,9 +1,9 @@
 """A planner node before the first think: the model plans once, then works the plan.
 
-The graph is ours, built from `thinkgraph.graphs.parts`, with one node of yours between
-START and think. The planner asks the model for a short plan and writes it into the
-chain as guidance (a `HumanStep` of kind "guidance"), which every later prompt shows.
-Its model call counts in the run's budgets like think's.
+The graph is ours (`react_graph`) with one node of yours where runs start, before think.
+The planner asks the model for a short plan and writes it into the chain as guidance (a
+`HumanStep` of kind "guidance"), which every later prompt shows. Its model call counts in
+the run's budgets like think's.
 
     python examples/planner.py                     # a ScriptedModel plays the model
     python examples/planner.py --model openai/gpt-4o-mini
@@ -15,10 +15,10 @@ import argparse
 import time
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import StateGraph
 
 from thinkgraph import Agent, ScriptedModel, StepLimits
-from thinkgraph.graphs import parts
+from thinkgraph.graphs import parts, react_graph
 from thinkgraph.llm.base import ModelRequest
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState, HumanStep, TaskStep
@@ -54,7 +54,7 @@ def planner(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         turn=counters.model_calls,  # a ScriptedModel picks its reply by the turn
     )
     reply = deps.model.complete(request)
-    plan = HumanStep(node="planner", kind="guidance", text=f"Plan:\n{reply.text.strip()}")
+    plan = HumanStep(kind="guidance", text=f"Plan:\n{reply.text.strip()}")
     return {
         "chain": [plan],
         "counters": parts.count_usage(counters, reply, time.perf_counter() - started),
@@ -63,27 +63,11 @@ def planner(state: AgentState, *, deps: Deps) -> dict[str, Any]:
 
 def build(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
     """Our graph with the planner between START and think."""
-    graph: StateGraph[AgentState, Any, AgentState, AgentState] = StateGraph(AgentState)
-    graph.add_node("planner", parts.node("planner", planner, deps))
-    graph.add_node("think", parts.think_node(deps))
-    graph.add_node("act", parts.act_node(deps))
-    graph.add_node("observe", parts.observe_node(deps))
-    graph.add_node("validate", parts.validate_node(deps))
-    graph.add_node("reset", parts.reset_node(deps))
-    graph.add_node("finalize", parts.finalize_node(deps))
-
-    graph.add_edge(START, "planner")
-    graph.add_edge("planner", "think")
-    think_targets = ["think", "act", "validate", "reset", "finalize"]
-    graph.add_conditional_edges("think", parts.think_router(deps), think_targets)
-    graph.add_edge("act", "observe")
-    graph.add_conditional_edges("observe", parts.observe_router(deps), ["think", "finalize"])
-    graph.add_conditional_edges(
-        "validate", parts.validate_router(deps), ["think", "reset", "finalize"]
-    )
-    graph.add_edge("reset", "think")
-    graph.add_edge("finalize", END)
-    return graph
+    graph = react_graph(deps)
+    graph.add_node("planner", planner).set_entry("planner")
+    # one way on, so no guards: the label says why the run goes on to think
+    graph.add_routes("planner", lambda state: "planned", {"planned": "think"}, guards=False)
+    return graph.build()
 
 
 def main() -> None:
