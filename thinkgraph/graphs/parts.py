@@ -4,17 +4,20 @@
 agent's parts and make them LangGraph nodes and routers.)
 
 Every factory here takes the agent's `Deps` and returns what LangGraph takes: a node for
-``add_node`` or a router for ``add_conditional_edges``. `build_react_graph` is made of
-them; build your graph the same way, from a function ``build(deps) -> StateGraph``, and
-give it to ``Agent(model, tools, build_graph=build)``: your graph is checked when the
-agent is made and gets checkpoints, approvals, breakpoints, streaming, history and
-diagrams like ours.
+``add_node`` or a router for ``add_conditional_edges``. The easy way to a graph of your own
+is `thinkgraph.graphs.react_graph`: our nodes from these factories and their routes from
+the route table, changed by label and by name, with the guards and the checks built in.
 
-The routers return our node names ("think", "finalize", …); send a route elsewhere with a
-path map, e.g. ``{"finalize": "critic", "think": "think"}``. The act node must be named
-"act": think_router and approved_router start one act task per call under that name.
+Wiring a `StateGraph` by hand with these factories still works: the routers here return
+our node names ("think", "finalize", …); send a route elsewhere with a path map, e.g.
+``{"finalize": "critic", "think": "think"}``. Wired by hand, the act node must be named
+"act" (think_router and approved_router send act tasks to that name); a graph that names
+it otherwise is refused when it is checked, naming ``react_graph(deps, names=...)``.
+Give ``build(deps) -> StateGraph`` to ``Agent(model, tools, build_graph=build)``: your
+graph is checked when the agent is made and gets checkpoints, approvals, breakpoints,
+streaming, history and diagrams like ours.
 
-Example:
+Example (by hand):
     >>> from langgraph.graph import END, START, StateGraph
     >>> from thinkgraph.graphs import parts
     >>> from thinkgraph.state import AgentState
