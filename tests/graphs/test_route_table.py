@@ -217,3 +217,21 @@ def test_build_react_graph_is_the_table_built() -> None:
     assert (
         routes_of(built.branches["observe"]["route_after_observe"].path) == REACT_ROUTES["observe"]
     )
+
+
+def test_a_node_inserted_after_observe_runs_every_round_and_keeps_observes_label() -> None:
+    seen: list[int] = []
+
+    def audit(state: AgentState) -> dict[str, Any]:
+        seen.append(len(state["chain"]))
+        return {}
+
+    def build(d: Deps) -> Any:
+        graph = react_graph(d).add_node("audit", audit)
+        graph.set_route("observe", "next", "audit").add_edge("audit", "think")
+        return graph.build()
+
+    with Agent(ScriptedModel(REPLIES), [add], store="memory://", build_graph=build) as agent:
+        assert agent.run("2 + 40?", thread_id="ins").answer == "42"
+    assert len(seen) == 1
+    assert to_graph_model(build(deps())).edges["observe", "audit"]["label"] == "next"

@@ -90,3 +90,19 @@ def test_a_gated_tool_in_a_graph_without_approve_is_refused_when_the_agent_is_ma
 def test_the_same_graph_without_a_gated_tool_runs_to_its_answer() -> None:
     agent = Agent(ScriptedModel(REPLIES), [add], store="memory://", build_graph=by_hand)
     assert agent.run("2 + 40?", thread_id="ok").answer == "42"
+
+
+def test_act_that_does_not_lead_to_observe_is_refused_naming_the_edge() -> None:
+    def skips_observe(deps: Deps) -> Graph:
+        graph = by_hand(deps)
+        graph.edges.discard(("act", "observe"))
+        graph.add_edge("act", "think")
+        return graph
+
+    with pytest.raises(GraphConfigError) as info:
+        Agent(ScriptedModel(REPLIES), [add], store="memory://", build_graph=skips_observe)
+    # observe, left without an edge in, is named too: one line per problem
+    assert (
+        "- act node 'act' does not lead to observe; add graph.add_edge('act', 'observe')"
+        in str(info.value).splitlines()
+    )
