@@ -235,3 +235,9 @@ def test_a_node_inserted_after_observe_runs_every_round_and_keeps_observes_label
         assert agent.run("2 + 40?", thread_id="ins").answer == "42"
     assert len(seen) == 1
     assert to_graph_model(build(deps())).edges["observe", "audit"]["label"] == "next"
+
+
+def test_routes_from_a_node_not_in_the_graph_are_refused_naming_add_node() -> None:
+    graph = react_graph(deps()).add_routes("critic", lambda s: "ok", {"ok": "finalize"})
+    with pytest.raises(GraphConfigError, match=r"^'critic' has an edge, routes or the entry"):
+        graph.build()

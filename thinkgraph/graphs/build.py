@@ -326,6 +326,13 @@ class ReasoningGraph:
         Raises:
             GraphConfigError: a graph that cannot work, one line per problem naming the fix.
         """
+        sources = [s for s, _ in self._edges] + list(self._table) + [self.entry]
+        for source in sources:
+            if source not in self._nodes:
+                raise GraphConfigError(
+                    f"{source!r} has an edge, routes or the entry but is not a node of the "
+                    f"graph; add it first with graph.add_node({source!r}, ...)"
+                )
         graph: Graph = (
             StateGraph(AgentState)
             if input_schema is None
