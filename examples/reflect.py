@@ -1,8 +1,9 @@
 """Plan, execute, reflect: our think and act renamed, a reflect node of yours after each round.
 
 The graph is ours (`react_graph`) with think named "plan" and act named "execute", and one
-node of yours: after each tool round the model reflects on what came back, and the run
-either proceeds to plan the next step or starts over. `publish` needs a person's approval,
+node of yours: after each tool round the model reflects on what came back (`ask_model`, a
+`NoteStep` for the next plan), and the run either proceeds to plan the next step or starts
+over. `publish` needs a person's approval,
 so the run pauses before it; here the script plays the person and approves.
 
 `build` is importable as ``examples.reflect:build``: give it to ``Agent(...,
@@ -16,16 +17,14 @@ build_graph=build)``, or name it on the command line to continue a run of this g
 from __future__ import annotations
 
 import argparse
-import time
 from typing import Any
 
 from langgraph.graph import StateGraph
 
 from thinkgraph import Agent, Approve, ScriptedModel, StepLimits, tool
-from thinkgraph.graphs import parts, react_graph
-from thinkgraph.llm.base import ModelRequest
-from thinkgraph.nodes.deps import Deps
-from thinkgraph.state import AgentState, HumanStep, ObservationStep, TaskStep
+from thinkgraph.graphs import react_graph
+from thinkgraph.nodes import Deps, ask_model
+from thinkgraph.state import AgentState, NoteStep, ObservationStep, TaskStep
 from thinkgraph.tools.builtin import calculator
 from thinkgraph.views import format_step
 
@@ -64,9 +63,8 @@ REFLECT_PROMPT = (
 )
 
 
-def reflect(state: AgentState, *, deps: Deps) -> dict[str, Any]:
-    """Ask the model what the round's results mean; its words guide the next plan."""
-    started = time.perf_counter()
+async def reflect(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+    """Ask the model what the round's results mean; its words are a note for the next plan."""
     chain = state["chain"]
     task = next(s.text for s in chain if isinstance(s, TaskStep))
     results = []  # the round's observations: the steps observe just wrote
@@ -75,20 +73,15 @@ def reflect(state: AgentState, *, deps: Deps) -> dict[str, Any]:
             break
         results.insert(0, step.text)
     prompt = REFLECT_PROMPT.format(task=task, results="\n".join(results) or "(none)")
-    counters = state["counters"]
-    request = ModelRequest(messages=[{"role": "user", "content": prompt}],
-                           turn=counters.model_calls)  # fmt: skip
-    reply = deps.model.complete(request)
-    note = HumanStep(kind="guidance", text=f"Reflection: {reply.text.strip()}")
-    return {
-        "chain": [note],
-        "counters": parts.count_usage(counters, reply, time.perf_counter() - started),
-    }
+    answer = await ask_model(state, deps, [{"role": "user", "content": prompt}], purpose="reflect")
+    notes = [NoteStep(text=answer.text.strip())] if answer.ok else []
+    return {"chain": [*answer.steps, *notes], "counters": answer.counters}
 
 
 def route_after_reflect(state: AgentState) -> str:
     """Why the run leaves reflect: "start_over" when the reflection says so, else "proceed"."""
-    text = getattr(state["chain"][-1], "text", "")
+    last = state["chain"][-1]
+    text = last.text if isinstance(last, NoteStep) else ""
     return "start_over" if "START OVER" in text.upper() else "proceed"
 
 

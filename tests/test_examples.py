@@ -60,7 +60,7 @@ def run_example(name: str, tmp_path: Path) -> str:
         (
             "planner",
             "answer: 16.25  (done, final_answer)",
-            ["#1   human       guidance: Plan:", '__start__ -->|"×1"| planner;'],
+            ["#2   note        Plan:", '__start__ -->|"×1"| planner;'],
         ),
         (
             "reflect",

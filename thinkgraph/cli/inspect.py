@@ -220,11 +220,23 @@ def draw(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file.")
     ] = None,
+    diff: Annotated[
+        tuple[str, str] | None,
+        typer.Option(
+            "--diff",
+            metavar="RUN_A RUN_B",
+            help="Mark two runs' paths: shared, where they diverge, each one's branch.",
+        ),
+    ] = None,
 ) -> None:
     """Draw the agent graph (Mermaid renders on GitHub); with --thread, a run's path on it.
 
     svg and png need Graphviz (apt-get install graphviz); png needs -o or a pipe.
     """
+    if diff is not None:
+        from thinkgraph.cli.diff import draw_diff
+
+        return draw_diff(diff, store, fmt, output)
     import sys
 
     from thinkgraph.agent import Agent

@@ -65,7 +65,7 @@ from thinkgraph.nodes.observe import observe as _observe
 from thinkgraph.nodes.reset import reset as _reset
 from thinkgraph.nodes.think import think as _think
 from thinkgraph.nodes.validate import validate as _validate
-from thinkgraph.state import AgentState, number_steps, stamp_steps
+from thinkgraph.state import AgentState, number_steps, running_node
 from thinkgraph.types import StepLimits
 
 __all__ = [
@@ -125,11 +125,12 @@ def node(
     """Make `fn` a thinkgraph node named `name`; every node of ours is made this way.
 
     The node records its name in the ``node`` channel (breakpoints, history and fork read
-    it), stamps the chain steps it writes with its name (where `fn` left it empty) and
-    numbers them, and leaves out channels it did not change. The node is async: run the
-    graph with ``ainvoke``/``astream`` (or through `Agent`, whose sync methods do that).
-    An ``async def`` `fn` is awaited; a plain function runs in a worker thread, so one
-    that blocks on I/O never holds up the other runs.
+    it) and leaves out channels it did not change. The steps `fn` makes name the node they
+    were made in, and the chain's reducer numbers them (see `thinkgraph.state`).
+
+    The node is async: run the graph with ``ainvoke``/``astream`` (or through `Agent`,
+    whose sync methods do that). An ``async def`` `fn` is awaited; a plain function runs
+    in a worker thread, so one that blocks on I/O never holds up the other runs.
 
     Args:
         name: the node's name in the graph.
@@ -137,8 +138,7 @@ def node(
             the update may add steps under ``"chain"``.
         deps: the agent's parts, passed to `fn`; None for a node that needs none.
         kind: which of our nodes it is ("think", "act", …), or "custom" for one of yours;
-            the checks and the diagrams know a node by its kind, whatever its name. Steps
-            our node body stamps with its kind carry the node's own name instead.
+            the checks and the diagrams know a node by its kind, whatever its name.
 
     Example:
         >>> async def critic(state, *, deps):
@@ -147,17 +147,11 @@ def node(
     """
     call: Callable[[AgentState], Any] = fn if deps is None else functools.partial(fn, deps=deps)
     is_async = inspect.iscoroutinefunction(fn)
-    renamed = kind if kind != "custom" and kind != name else None
 
     async def run(state: AgentState) -> dict[str, Any]:
         with tracing.span(f"thinkgraph.node {name}", {"thinkgraph.node": name}):
             out = await call(state) if is_async else await asyncio.to_thread(call, state)
         update = dict(out or {})
-        steps = update.get("chain", ())
-        if renamed is not None:
-            _rename_steps(steps, renamed, name)
-        stamp_steps(steps, name)
-        number_steps(steps, len(state["chain"]))
         # A value equal to the one stored is left out: the state is the same either way,
         # and each written channel costs a serialized row in the checkpoint's writes.
         changed = {
@@ -165,20 +159,13 @@ def node(
             for key, value in update.items()
             if key == "chain" or key not in state or state[key] != value  # type: ignore[literal-required]
         }
-        return {**changed, "node": name}
+        # The name the graph gave the node, which a user may have chosen over ours.
+        return {**changed, "node": running_node() or name}
 
     run.__name__ = name
     run.__qualname__ = name
     setattr(run, KIND_ATTR, kind)
     return dual_node(name, run)
-
-
-def _rename_steps(steps: Any, kind: str, name: str) -> None:
-    # Our node bodies stamp their steps with their kind; a renamed node's steps carry its
-    # own name, so history, views and the overlay name the node the user wired.
-    for step in steps:
-        if step.node == kind:
-            object.__setattr__(step, "node", name)
 
 
 def think_node(deps: Deps, *, name: str = routing.THINK) -> Node:
@@ -227,12 +214,9 @@ def act_node(deps: Deps, *, name: str = routing.ACT) -> Node:
     async def run(task: ActTask, config: RunnableConfig) -> dict[str, Any]:
         with tracing.span(f"thinkgraph.node {name}", {"thinkgraph.node": name}):
             update = await _act(task, config, deps=deps)
-        steps = update.get("chain", ())
-        if name != routing.ACT:
-            _rename_steps(steps, routing.ACT, name)
         if "number" in task:
-            number_steps(steps, task["number"])
-        return {**update, "node": name}
+            number_steps(update.get("chain", ()), task["number"])
+        return {**update, "node": running_node() or name}
 
     run.__name__ = name
     run.__qualname__ = name

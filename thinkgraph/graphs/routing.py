@@ -34,8 +34,8 @@ from thinkgraph.graphs.routes import (
 )
 from thinkgraph.guards import budget_stop, failure_target, guard_stop
 from thinkgraph.nodes.act import ActTask, time_left
-from thinkgraph.nodes.approve import unapproved_calls
 from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.gate import waiting_calls
 from thinkgraph.state import AgentState, Counters
 from thinkgraph.tools.cache import find_cached
 from thinkgraph.types import StepLimits
@@ -132,8 +132,7 @@ def route_approved(state: AgentState, deps: Deps | None = None) -> str | list[Se
 
 
 def _unapproved(state: AgentState, deps: Deps, only: set[str] | None) -> list[str]:
-    calls = [c for c in state.get("pending_calls") or [] if only is None or c.id in only]
-    return unapproved_calls(deps, state["chain"], calls)
+    return waiting_calls(state, deps, only)
 
 
 def _sends(
