@@ -31,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import typer
 
+from thinkgraph.cli._app import EXIT_FAILED, EXIT_PAUSED, load_tool
 from thinkgraph.errors import ResumeValueError
 from thinkgraph.hitl import Approve, Edit, Pending, Reject, Respond
 from thinkgraph.state import BaseStep
@@ -42,6 +43,7 @@ __all__ = [
     "AgentFlags",
     "ask",
     "describe",
+    "exit_for",
     "how_to_continue",
     "is_interactive",
     "keep_masked",
@@ -85,8 +87,6 @@ class AgentFlags:
 
     def loaded_tools(self) -> list[Tool]:
         """The tools `--tools` names (already imported by the command that was given them)."""
-        from thinkgraph.cli._app import load_tool
-
         return [t for spec in self.tools for t in load_tool(spec)]
 
 
@@ -407,3 +407,17 @@ def resume_asking(agent: Any, result: Any) -> Any:
             continue
         print_new_steps(result.chain, seen, tools)
     return result
+
+
+def exit_for(result: Any, flags: Any = "") -> None:
+    """Exit with the run's code; for a paused run, first say what it waits for and how to
+    continue it (`flags`: the store, tools and model options to repeat in those commands)."""
+    if result.status == "failed":
+        raise typer.Exit(EXIT_FAILED)
+    if result.status in ("paused", "running"):
+        tools = flags.loaded_tools() if isinstance(flags, AgentFlags) else []
+        if result.pending:
+            typer.echo(describe(result.pending, tools, result.chain))
+        commands = how_to_continue(result.thread_id, result.pending, flags, tools, result.chain)
+        typer.echo("continue with:" + "".join(f"\n  {c}" for c in commands))
+        raise typer.Exit(EXIT_PAUSED)

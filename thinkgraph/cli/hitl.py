@@ -28,28 +28,25 @@ from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import (
+from thinkgraph.cli._app import app, existing_store, fail, guarded, load_mcp, load_tool
+from thinkgraph.cli._options import (
     ApiBaseOpt,
     EnqueueOpt,
+    GraphOpt,
     JsonOpt,
     McpOpt,
     ModelOpt,
     NoInputOpt,
     QueueOpt,
     QuietOpt,
+    ReadToolsOpt,
     ScriptOpt,
     StoreOpt,
     ToolsOpt,
-    app,
-    existing_store,
-    fail,
-    guarded,
-    load_mcp,
-    load_tool,
-    make_model,
 )
 from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, keep_masked
 from thinkgraph.cli._progress import Mode, choose_mode
+from thinkgraph.cli._runs import make_model, run_graph, stopped_runs
 from thinkgraph.hitl import Approve, Edit, Reject, Respond
 
 Decision = Approve | Edit | Reject | Respond
@@ -92,6 +89,7 @@ def _answer_calls(
     queue: str | None,
     shown: tuple[Mode, bool],
     mcp: list[str] | None = None,
+    graph: str | None = None,
 ) -> None:
     """Check the decisions against what the run waits for, then resume it with them.
 
@@ -99,7 +97,7 @@ def _answer_calls(
     check happens before `Agent.resume`, which checks again: a refused answer leaves the
     stored run exactly as it was. With a `queue`, the checked decisions go to a worker.
     The rest of the run is shown as `run` shows it, by `follow` (`shown`: its mode, and
-    whether `--no-input` was given).
+    whether `--no-input` was given). The run goes on on its own graph (`run_graph`).
     """
     from thinkgraph.agent import Agent
     from thinkgraph.cli._progress import follow
@@ -111,7 +109,9 @@ def _answer_calls(
     )
 
     def go() -> None:
-        with Agent(chosen, loaded, store=existing_store(flags.store)) as agent, ExitStack() as held:
+        address = run_graph(flags.store, thread, graph)
+        url = existing_store(flags.store)
+        with Agent(chosen, loaded, store=url, graph=address) as agent, ExitStack() as held:
             if queue is None:  # held from the first read, so a loser is told who has it
                 held.enter_context(agent.lease(thread))
             before = agent.result(thread)
@@ -194,6 +194,7 @@ def approve(
     store: StoreOpt = "",
     tools: ToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
@@ -215,7 +216,7 @@ def approve(
 
     flags = _flags(store, tools, model, api_base, script, mcp)
     shown = (choose_mode(as_json=as_json, quiet=quiet), no_input)
-    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown, mcp)
+    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown, mcp, graph)
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -229,6 +230,7 @@ def reject(
     store: StoreOpt = "",
     tools: ToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
@@ -247,7 +249,7 @@ def reject(
 
     flags = _flags(store, tools, model, api_base, script, mcp)
     shown = (choose_mode(as_json=as_json, quiet=quiet), no_input)
-    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown, mcp)
+    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown, mcp, graph)
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -258,6 +260,7 @@ def respond(
     store: StoreOpt = "",
     tools: ToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
@@ -276,6 +279,7 @@ def respond(
         _queue(enqueue, queue),
         (choose_mode(as_json=as_json, quiet=quiet), no_input),
         mcp,
+        graph,
     )
 
 
@@ -307,6 +311,7 @@ def decide(
     store: StoreOpt = "",
     tools: ToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
@@ -340,6 +345,7 @@ def decide(
         _queue(enqueue, queue),
         (choose_mode(as_json=as_json, quiet=quiet), no_input),
         mcp,
+        graph,
     )
 
 
@@ -347,20 +353,12 @@ def decide(
 def pending(
     thread: Annotated[str, typer.Argument(help="The thread to look at.")],
     store: StoreOpt = "",
-    tools: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tools",
-            metavar="MODULE:ATTR",
-            help="The run's tools (module:attr), to show the arguments that are not "
-            "secret; without them every argument is masked.",
-        ),
-    ] = None,
+    tools: ReadToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
 ) -> None:
     """Say what a paused run waits for and print the commands that continue it."""
     from thinkgraph.agent import Agent
-    from thinkgraph.cli.inspect import stopped_runs
     from thinkgraph.llm import ScriptedModel
 
     url = existing_store(store)
@@ -368,7 +366,8 @@ def pending(
     loaded = flags.loaded_tools() + load_mcp(mcp)
 
     def go() -> None:
-        with Agent(ScriptedModel([]), store=url) as agent:
+        address = run_graph(store, thread, graph)
+        with Agent(ScriptedModel([]), store=url, graph=address) as agent:
             result = agent.result(thread)
             stopped = result.status == "running" and bool(stopped_runs(agent, [thread]))
         if result.status in ("done", "failed"):

@@ -10,8 +10,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from thinkgraph.cli._app import (
+    app,
+    default_store,
+    existing_store,
+    fail,
+    guarded,
+    load_mcp,
+    load_tool,
+)
+from thinkgraph.cli._options import (
     ApiBaseOpt,
     EnqueueOpt,
+    GraphOpt,
     JsonOpt,
     McpOpt,
     ModelOpt,
@@ -21,16 +31,9 @@ from thinkgraph.cli._app import (
     ScriptOpt,
     StoreOpt,
     ToolsOpt,
-    app,
-    default_store,
-    existing_store,
-    fail,
-    guarded,
-    load_mcp,
-    load_tool,
-    make_model,
 )
 from thinkgraph.cli._pending import AgentFlags, is_interactive
+from thinkgraph.cli._runs import make_model, new_graph, run_graph
 from thinkgraph.types import StepLimits
 
 if TYPE_CHECKING:
@@ -49,6 +52,7 @@ def run(
     min_steps: Annotated[int, typer.Option(min=1, help="No final answer before this.")] = 1,
     tools: ToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
     on_failure: Annotated[
         str,
         typer.Option(help="After repeated failures: 'abort' the run or 'ask' a person."),
@@ -70,6 +74,7 @@ def run(
         fail(f"--min-steps {min_steps} is above --max-steps {max_steps}; lower or raise one")
     if on_failure not in ("abort", "ask"):
         fail(f"--on-failure {on_failure!r}: use 'abort' or 'ask'")
+    address = new_graph(graph)
     loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
     chosen = make_model(model, api_base, script)
     flags = AgentFlags(
@@ -82,7 +87,8 @@ def run(
             max_steps=max_steps,
             failure_policy="ask_human" if on_failure == "ask" else "abort",
         )
-        with Agent(chosen, loaded, limits=limits, store=store or default_store()) as agent:
+        url = store or default_store()
+        with Agent(chosen, loaded, limits=limits, store=url, graph=address) as agent:
             thread_id = thread or uuid.uuid4().hex[:12]
             mode = choose_mode(as_json=as_json, quiet=quiet)
             events = agent.events(task, thread_id)
@@ -100,6 +106,7 @@ def resume(
     store: StoreOpt = "",
     tools: ToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
     answer: Annotated[
         str | None,
         typer.Option(help="The answer to an ask_human pause: retry, abort or guidance text."),
@@ -131,7 +138,9 @@ def resume(
     def go() -> None:
         from thinkgraph.cli.worker import enqueue_resume
 
-        with Agent(chosen, loaded, store=existing_store(store)) as agent, ExitStack() as held:
+        address = run_graph(store, thread, graph)
+        url = existing_store(store)
+        with Agent(chosen, loaded, store=url, graph=address) as agent, ExitStack() as held:
             if enqueue:
                 enqueue_resume(agent, thread, answer, queue)
                 return
