@@ -50,6 +50,7 @@ __all__ = [
     "GraphAddressError",
     "address_of",
     "arecorded_address",
+    "check_same_graph",
     "graph_source",
     "langgraph_json_address",
     "load_builder",
@@ -246,6 +247,24 @@ def same_graph(one: str, other: str, *, base: Path | None = None) -> bool:
         return False
 
 
+def check_same_graph(thread_id: str, recorded: str | None, mine: str | None) -> None:
+    """Refuse to continue a run recorded on graph `recorded` with an agent on graph `mine`
+    (None: the built-in graph), which would skip its nodes and misread its state.
+
+    Raises:
+        GraphAddressError: the two are not the same graph; one line naming the run's.
+    """
+    if recorded == mine or (recorded and mine and same_graph(recorded, mine)):
+        return
+    ran = recorded or "thinkgraph's built-in graph"
+    how = f"--graph {recorded}" if recorded else "no --graph"
+    raise GraphAddressError(
+        f"thread {thread_id!r} runs on {ran}, not on this agent's graph "
+        f"({mine or 'the built-in one'}); continue it with an agent on its graph "
+        f"(a worker started with {how}, on a queue of its own)"
+    )
+
+
 def langgraph_json_address(folder: Path | None = None) -> str | None:
     """The graph a ``langgraph.json`` in `folder` (default: the current one) names.
 
@@ -291,14 +310,18 @@ def _recorded(metadata: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def recorded_address(saver: BaseCheckpointSaver[Any], thread_id: str) -> str | None:
+def recorded_address(saver: object, thread_id: str) -> str | None:
     """The address of the graph that wrote a thread's latest checkpoint, read from its
-    metadata (no graph is built); None for the built-in graph or no run."""
+    metadata (no graph is built); None for the built-in graph, no run, or no saver."""
+    if not isinstance(saver, BaseCheckpointSaver):
+        return None
     latest = saver.get_tuple(_latest(thread_id))  # type: ignore[arg-type]
     return None if latest is None else _recorded(latest.metadata)
 
 
-async def arecorded_address(saver: BaseCheckpointSaver[Any], thread_id: str) -> str | None:
+async def arecorded_address(saver: object, thread_id: str) -> str | None:
     """`recorded_address` from async code."""
+    if not isinstance(saver, BaseCheckpointSaver):
+        return None
     latest = await saver.aget_tuple(_latest(thread_id))  # type: ignore[arg-type]
     return None if latest is None else _recorded(latest.metadata)
