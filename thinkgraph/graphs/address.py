@@ -165,12 +165,12 @@ def load_builder(address: str, *, base: Path | None = None) -> Builder:
             imported, it has no such attribute, or the attribute is not a function
             (one line each, naming the fix).
     """
-    where, attr = _split(address)
-    if where == UNNAMED:
+    if address.startswith(f"{UNNAMED}:"):
         raise GraphAddressError(
             f"graph {address!r} has no address (a builder defined inside a function, a lambda "
             "or a partial); pass --graph module:function naming a module-level builder"
         )
+    where, attr = _split(address)
     value: Any = _module(address, where, base)
     for part in attr.split("."):
         if not hasattr(value, part):

@@ -1,0 +1,84 @@
+"""Workers never continue a run on another graph than the one it recorded.
+
+A run started on a user's graph records its address (`thinkgraph.graphs.address`); a
+worker whose agent runs another graph refuses its jobs (the job fails saying which graph
+the run needs) and the run is left as it was; so does a queue asked to resume it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from tests.cli import sample_tools
+from tests.cli.sample_graphs import REFLECT
+from tests.conftest import POSTGRES_URL
+from thinkgraph import Agent, Approve, ScriptedModel
+from thinkgraph.graphs.address import GraphAddressError
+from thinkgraph.worker import RunQueue, ThreadRunner, run_worker
+
+REPLIES = [
+    'Thought: tell the ceo\nAction: send_email\nAction Input: {"to": "ceo@x.com", "body": "hi"}',
+    "Thought: sent\nFinal Answer: emailed",
+]
+
+
+@pytest.fixture
+def queue() -> Iterator[str]:
+    name = f"q-{uuid.uuid4().hex[:10]}"
+    yield name
+    with psycopg.connect(POSTGRES_URL) as conn:
+        conn.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s", (name,))
+
+
+def _agent(graph: str | None = None) -> Agent:
+    tools = [sample_tools.send_email]
+    return Agent(ScriptedModel(REPLIES), tools, store=POSTGRES_URL, graph=graph)
+
+
+def _job_statuses(queue: str) -> list[str]:
+    with psycopg.connect(POSTGRES_URL) as conn:
+        rows = conn.execute(
+            "SELECT status::text FROM procrastinate_jobs WHERE queue_name = %s ORDER BY id",
+            (queue,),
+        ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def test_a_worker_on_another_graph_refuses_the_job_and_leaves_the_run(
+    queue: str, thread_id: str
+) -> None:
+    with _agent(REFLECT) as custom, _agent() as ours:
+        paused = custom.run("email the ceo", thread_id=thread_id)
+        decisions = {paused.pending[0].call_id: Approve()}
+        at = custom.checkpoint_id(thread_id)
+
+        # The runner of a worker on our graph: refused before anything runs.
+        runner = ThreadRunner(ours, POSTGRES_URL)
+        with pytest.raises(GraphAddressError, match=f"runs on {REFLECT}.*--graph {REFLECT}"):
+            asyncio.run(runner.advance(thread_id, decisions=decisions, at=at))
+        assert custom.checkpoint_id(thread_id) == at
+
+        # A queue on our graph refuses to queue it at all.
+        with RunQueue(ours, queue) as runs, pytest.raises(GraphAddressError):
+            runs.resume(thread_id, decisions)
+        assert _job_statuses(queue) == []
+
+        # Queued by an agent on its graph, then taken by a worker on ours: the job fails.
+        with RunQueue(custom, queue) as runs:
+            runs.resume(thread_id, decisions)
+        run_worker(ours, queue=queue, wait=False, install_signal_handlers=False)
+        assert _job_statuses(queue) == ["failed"]
+        assert custom.checkpoint_id(thread_id) == at
+        assert custom.result(thread_id).status == "paused"
+
+        # A worker on the run's graph finishes it, through the user's node.
+        with RunQueue(custom, queue) as runs:
+            runs.resume(thread_id, decisions)
+        run_worker(custom, queue=queue, wait=False, install_signal_handlers=False)
+        done = custom.result(thread_id)
+        assert done.status == "done" and "reflect" in [s.node for s in done.chain]
