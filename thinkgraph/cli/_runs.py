@@ -37,14 +37,14 @@ __all__ = [
 ]
 
 
-def _importable(address: str, option: str = "--graph") -> str:
+def _importable(address: str, source: str = "") -> str:
     """The address, made absolute when it is a file path, once its builder imports."""
     if os.getcwd() not in sys.path:  # as --tools: modules are found from the current folder
         sys.path.insert(0, os.getcwd())
     try:
         load_builder(address)
     except GraphAddressError as exc:
-        fail(f"{option} {exc}" if option else str(exc))
+        fail(f"{source} {exc}".strip())
     return normal_address(address)
 
 
@@ -57,7 +57,7 @@ def new_graph(given: str | None) -> str | None:
         found = langgraph_json_address()
     except GraphAddressError as exc:
         fail(str(exc))
-    return None if found is None else _importable(found, "")
+    return None if found is None else _importable(found, "langgraph.json:")
 
 
 def run_graph(store: str, thread: str, given: str | None) -> str | None:
