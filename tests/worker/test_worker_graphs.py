@@ -13,11 +13,13 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from typer.testing import CliRunner
 
 from tests.cli import sample_tools
 from tests.cli.sample_graphs import REFLECT
 from tests.conftest import POSTGRES_URL
 from thinkgraph import Agent, Approve, ScriptedModel
+from thinkgraph.cli import app
 from thinkgraph.graphs.address import GraphAddressError
 from thinkgraph.worker import RunQueue, ThreadRunner, run_worker
 
@@ -82,3 +84,13 @@ def test_a_worker_on_another_graph_refuses_the_job_and_leaves_the_run(
         run_worker(custom, queue=queue, wait=False, install_signal_handlers=False)
         done = custom.result(thread_id)
         assert done.status == "done" and "reflect" in [s.node for s in done.chain]
+
+
+def test_a_worker_takes_a_graph_or_an_agent_not_both() -> None:
+    done = CliRunner().invoke(
+        app, ["worker", "--store", POSTGRES_URL, "--agent", "m:a", "--graph", REFLECT]
+    )
+    assert done.exit_code == 2
+    assert "--agent brings its own tools, model and graph; leave out" in done.output
+    bad = CliRunner().invoke(app, ["worker", "--store", POSTGRES_URL, "--graph", "nowhere:x"])
+    assert bad.exit_code == 2 and "module 'nowhere' not found" in bad.output

@@ -41,6 +41,7 @@ __all__ = [
     "import_spec",
     "load_mcp",
     "load_tool",
+    "load_tools",
     "print_steps",
     "report",
 ]
@@ -144,6 +145,11 @@ def load_tool(spec: str) -> list[Any]:
     if isinstance(value, list | tuple):
         return [_as_tool(spec, item, "holds") for item in value]
     return [_as_tool(spec, value, "is")]
+
+
+def load_tools(specs: Iterable[str] | None, mcp: list[str] | None = None) -> list[Any]:
+    """The tools of every `--tools` and `--mcp` a command was given, in that order."""
+    return [t for spec in specs or () for t in load_tool(spec)] + load_mcp(mcp)
 
 
 def load_mcp(specs: list[str] | None) -> list[Any]:

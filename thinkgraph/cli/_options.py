@@ -6,9 +6,13 @@ its help and its environment variable are the same on every command that has it.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar, get_type_hints
 
 import typer
 
@@ -18,6 +22,7 @@ __all__ = [
     "AgentSpecOpt",
     "AgentToolsOpt",
     "ApiBaseOpt",
+    "ContinueOptions",
     "EnqueueOpt",
     "GraphOpt",
     "JsonOpt",
@@ -31,7 +36,10 @@ __all__ = [
     "ScriptOpt",
     "StoreOpt",
     "ToolsOpt",
+    "with_options",
 ]
+
+R = TypeVar("R")
 
 STORE_NAMED: ContextVar[str] = ContextVar("thinkgraph_cli_store", default="")
 """The --store the running command was given, so a store fault can name the store."""
@@ -112,11 +120,10 @@ GraphOpt = Annotated[
     typer.Option(
         "--graph",
         metavar="MODULE:FUNCTION",
-        help="Your graph: a function taking Deps and returning an uncompiled StateGraph, as "
-        "module:function or path/to/file.py:function. A run records its graph and is "
-        "continued and drawn on it, so leave this out for an existing run (a different "
-        "one is refused). Without it (and for a new run or a drawing), the one graph a "
-        "langgraph.json in this folder names is used, else the built-in graph.",
+        help="Your graph builder (a function taking Deps and returning an uncompiled "
+        "StateGraph) as module:function or path/to/file.py:function. A run records its graph "
+        "and goes on on it: leave this out for an existing run. For a new run, or a drawing "
+        "with no run, the default is the one graph a langgraph.json here names, else ours.",
     ),
 ]
 
@@ -153,3 +160,55 @@ AgentScriptOpt = Annotated[
     Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")
 ]
 MaxStepsOpt = Annotated[int, typer.Option(min=1, help="Without --agent: think steps.")]
+
+
+@dataclass(frozen=True, slots=True)
+class ContinueOptions:
+    """The options of every command that continues a paused run (`resume`, `approve`,
+    `reject`, `respond`, `decide`): the run's store, graph, tools and model, how the rest
+    of the run is shown, and whether a worker runs it instead."""
+
+    store: StoreOpt = ""
+    tools: ToolsOpt = None
+    mcp: McpOpt = None
+    graph: GraphOpt = None
+    model: ModelOpt = None
+    api_base: ApiBaseOpt = None
+    script: ScriptOpt = None
+    no_input: NoInputOpt = False
+    as_json: JsonOpt = False
+    quiet: QuietOpt = False
+    enqueue: EnqueueOpt = False
+    queue: QueueOpt = "thinkgraph"
+
+
+def with_options(group: type[Any]) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """Give a command the options of `group` (a dataclass of option fields) as one value.
+
+    The command takes one parameter annotated with `group`; the CLI shows each field as
+    an option of its own, after the command's, and the command gets them back together.
+    One declaration serves every command that shares them.
+    """
+    hints = get_type_hints(group, include_extras=True)
+    extra = [
+        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                          annotation=hints[f.name])
+        for f in fields(group)
+    ]  # fmt: skip
+
+    def wrap(command: Callable[..., R]) -> Callable[..., R]:
+        signature = inspect.signature(command, eval_str=True)
+        (name,) = [p.name for p in signature.parameters.values() if p.annotation is group]
+        own = [p for p in signature.parameters.values() if p.name != name]
+
+        @functools.wraps(command)
+        def run(**given: Any) -> R:
+            grouped = group(**{f.name: given.pop(f.name) for f in fields(group)})
+            return command(**given, **{name: grouped})
+
+        params = [*own, *extra]
+        run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return wrap

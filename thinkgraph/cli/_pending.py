@@ -26,6 +26,7 @@ import shlex
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -84,6 +85,20 @@ class AgentFlags:
         if self.api_base and not self.script:
             parts += ["--api-base", self.api_base]
         return "".join(f" {shlex.quote(p)}" for p in parts)
+
+    @classmethod
+    def given(
+        cls,
+        store: str,
+        tools: Sequence[str] | None,
+        model: str | None = None,
+        api_base: str | None = None,
+        script: Path | None = None,
+        mcp: Sequence[str] | None = None,
+    ) -> AgentFlags:
+        """The flags as a command's options hold them (None where not given)."""
+        script_path = str(script) if script else None
+        return cls(store, tuple(tools or ()), model, api_base, script_path, tuple(mcp or ()))
 
     def loaded_tools(self) -> list[Tool]:
         """The tools `--tools` names (already imported by the command that was given them)."""

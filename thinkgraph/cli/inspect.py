@@ -9,7 +9,14 @@ from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import app, existing_store, fail, guarded, load_mcp, load_tool, report
+from thinkgraph.cli._app import (
+    app,
+    existing_store,
+    fail,
+    guarded,
+    load_tools,
+    report,
+)
 from thinkgraph.cli._options import GraphOpt, McpOpt, ReadToolsOpt, StoreOpt
 from thinkgraph.cli._runs import new_graph, print_jobs, queued_message, run_graph, stopped_runs
 from thinkgraph.errors import ThreadNotFoundError
@@ -102,7 +109,7 @@ def show(
         fail(f"--format {fmt!r} is not supported; use one of {', '.join(SHOW_FORMATS)}")
     if audience not in AUDIENCES:
         fail(f"--audience {audience!r} is unknown; use one of {', '.join(AUDIENCES)}")
-    known = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
+    known = load_tools(tools, mcp)
 
     url = existing_store(store)
 

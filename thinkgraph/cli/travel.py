@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import app, existing_store, fail, guarded, load_mcp, load_tool
+from thinkgraph.cli._app import app, existing_store, fail, guarded, load_tools
 from thinkgraph.cli._options import (
     ApiBaseOpt,
     GraphOpt,
@@ -105,10 +105,8 @@ def fork(
     from thinkgraph.cli._progress import choose_mode, finished, follow, interruptible
 
     edits = _step_edits(edit)
-    flags = AgentFlags(
-        store, tools or (), model, api_base, str(script) if script else None, tuple(mcp or ())
-    )
-    loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
+    flags = AgentFlags.given(store, tools, model, api_base, script, mcp)
+    loaded = load_tools(tools, mcp)
     chosen = make_model(model, api_base, script, thread=(store, thread))
 
     def go() -> None:

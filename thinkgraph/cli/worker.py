@@ -20,8 +20,7 @@ from thinkgraph.cli._app import (
     fail,
     guarded,
     import_spec,
-    load_mcp,
-    load_tool,
+    load_tools,
 )
 from thinkgraph.cli._options import (
     AgentScriptOpt,
@@ -87,7 +86,7 @@ def agent_from_options(
         return chosen, store or chosen.store_url or ""
     url = store or default_store()
     address = new_graph(graph)
-    loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
+    loaded = load_tools(tools, mcp)
     limits = StepLimits(max_steps=max_steps)
     chosen = make_model(model, api_base, script)
     made = Agent(chosen, loaded, limits=limits, store=url, graph=address)
