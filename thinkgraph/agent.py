@@ -94,8 +94,9 @@ class Agent:
     uncompiled `StateGraph` made with `thinkgraph.graphs.parts` (and nodes of yours). It is
     checked with `check_graph` here, and runs, pauses, streams and draws like ours. Or pass
     ``graph="module:function"`` (or ``"path/to/file.py:function"``) to import it. Its
-    address is recorded with every run (see `thinkgraph.graphs.address`), so `thinkgraph
-    approve`/`resume` continue the run on this graph from another process.
+    address (``agent.graph_address``; None for ours) is recorded with every run (see
+    `thinkgraph.graphs.address`), so `thinkgraph approve`/`resume` continue the run on this
+    graph from another process.
 
     Tracing (see `thinkgraph.tracing`): ``callbacks``, ``tags``, ``metadata`` and
     ``run_name`` go into the config of every graph call this agent makes (run, resume, fork
