@@ -129,6 +129,13 @@ def test_approve_from_a_new_process_continues_the_run_on_its_own_graph(
         n: c for n, c in overlay.items() if n not in ("start", "end")
     }
 
+    # A fork runs on the run's graph too, and records it for the new thread.
+    point = listed.stdout.splitlines()[2].split()[0]  # the first think
+    forked = thinkgraph("fork", "t1", point, "--thread", "t2", "--no-input", "--store", store,
+                        "--tools", EMAIL, "--script", script)  # fmt: skip
+    assert forked.returncode == 3, forked.stdout + forked.stderr  # paused at approval again
+    assert state(store, "t2")[2] == REFLECT
+
 
 def test_a_run_whose_graph_cannot_be_imported_is_refused_untouched_then_continued_with_graph(
     store: str, script: str, tmp_path: Path
