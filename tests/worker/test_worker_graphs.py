@@ -8,8 +8,13 @@ the run needs) and the run is left as it was; so does a queue asked to resume it
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -23,6 +28,8 @@ from thinkgraph.cli import app
 from thinkgraph.graphs.address import GraphAddressError
 from thinkgraph.worker import RunQueue, ThreadRunner, run_worker
 
+ROOT = Path(__file__).resolve().parents[2]
+THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
 REPLIES = [
     'Thought: tell the ceo\nAction: send_email\nAction Input: {"to": "ceo@x.com", "body": "hi"}',
     "Thought: sent\nFinal Answer: emailed",
@@ -94,3 +101,39 @@ def test_a_worker_takes_a_graph_or_an_agent_not_both() -> None:
     assert "--agent brings its own tools, model and graph; leave out" in done.output
     bad = CliRunner().invoke(app, ["worker", "--store", POSTGRES_URL, "--graph", "nowhere:x"])
     assert bad.exit_code == 2 and "module 'nowhere' not found" in bad.output
+
+
+def test_the_cli_hands_a_custom_run_only_to_workers_on_its_graph(
+    queue: str, thread_id: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    env = {**os.environ, "THINKGRAPH_STORE": POSTGRES_URL, "PYTHONPATH": str(ROOT)}
+    tools = ["--tools", "tests.cli.sample_tools:send_email", "--script", str(script)]
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [THINKGRAPH, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    def worker(*graph: str) -> None:
+        done = cli("worker", "--once", "--queue", queue, *tools, *graph)
+        assert done.returncode == 0, done.stderr
+
+    assert cli("submit", "email the ceo", "--thread", thread_id, "--queue", queue).returncode == 0
+    worker("--graph", REFLECT)
+    with _agent() as reader:
+        assert reader.result(thread_id).status == "paused"
+        at = reader.checkpoint_id(thread_id)
+
+        # Queued with no --graph: the command checks the answer on the run's own graph.
+        approved = cli("approve", thread_id, "--enqueue", "--queue", queue)
+        assert approved.returncode == 0, approved.stderr
+        worker()  # on our graph: the job fails, the run waits on
+        assert _job_statuses(queue)[-1] == "failed"
+        assert reader.checkpoint_id(thread_id) == at
+
+        assert cli("approve", thread_id, "--enqueue", "--queue", queue).returncode == 0
+        worker("--graph", REFLECT)
+        done = reader.result(thread_id)
+    assert done.status == "done" and "reflect" in [s.node for s in done.chain]
