@@ -219,6 +219,14 @@ def test_the_graph_of_a_langgraph_json_here_is_used_and_recorded(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "reflect" in state(store)[1]
 
+    # A run of ours goes on on ours, wherever it is continued from.
+    ours = f"sqlite:///{tmp_path / 'ours.db'}"
+    paused(ours, script)
+    done = thinkgraph("approve", "t1", "--no-input", "--store", ours, "--tools", EMAIL,
+                      "--script", script, cwd=folder)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert state(ours)[0] == "done" and "reflect" not in state(ours)[1]
+
     (folder / "langgraph.json").write_text(
         json.dumps({"graphs": {"a": "./my_graph.py:build", "b": "./my_graph.py:build"}})
     )

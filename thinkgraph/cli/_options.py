@@ -122,8 +122,8 @@ GraphOpt = Annotated[
         metavar="MODULE:FUNCTION",
         help="Your graph builder (a function taking Deps and returning an uncompiled "
         "StateGraph) as module:function or path/to/file.py:function. A run records its graph "
-        "and goes on on it: leave this out for an existing run. For a new run, or a drawing "
-        "with no run, the default is the one graph a langgraph.json here names, else ours.",
+        "and goes on on it, so leave this out for an existing run. Default: the run's own "
+        "graph; else the one graph a langgraph.json in this folder names; else ours.",
     ),
 ]
 

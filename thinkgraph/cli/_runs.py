@@ -18,6 +18,7 @@ import typer
 
 from thinkgraph.cli._app import existing_store, fail, guarded
 from thinkgraph.graphs.address import (
+    LANGGRAPH_JSON,
     GraphAddressError,
     langgraph_json_address,
     load_builder,
@@ -64,7 +65,8 @@ def run_graph(store: str, thread: str, given: str | None) -> str | None:
     """The graph the run under `thread` runs on, for a command that continues or draws it.
 
     The graph the run recorded, imported here; or `given` (`--graph`) when the recorded
-    one cannot be imported (it names where that builder is now). A `--graph` that is not
+    one cannot be imported (it names where that builder is now); for a run that recorded
+    none and did not run ours, the graph of a `langgraph.json` here. A `--graph` that is not
     the run's graph is refused, and so is a run whose graph cannot be imported without one:
     nothing is read or changed further. None: the run is on our graph.
     """
@@ -76,13 +78,19 @@ def run_graph(store: str, thread: str, given: str | None) -> str | None:
         recorded = recorded_address(saver, thread)
     finally:
         close_checkpointer(saver)
+    if recorded is None and given is None:
+        # Ours, or a run from before graphs were recorded: its task step then holds a graph
+        # of its own, which a langgraph.json here may name.
+        if not (Path.cwd() / LANGGRAPH_JSON).is_file() or _ran_ours(url, thread):
+            return None
+        return new_graph(None)
     if recorded is None:
-        if given is not None and _ran_ours(url, thread):
+        if _ran_ours(url, thread):
             fail(
                 f"--graph {given}: thread {thread!r} ran thinkgraph's built-in graph; leave "
                 "out --graph to continue it on that graph"
             )
-        return None if given is None else _importable(given)
+        return _importable(str(given))
     try:
         load_builder(recorded)
     except GraphAddressError as exc:
