@@ -232,3 +232,20 @@ def test_the_graph_of_a_langgraph_json_here_is_used_and_recorded(
     )
     error = one_error(thinkgraph("draw", cwd=folder))
     assert "names 2 graphs (a, b); pick one with --graph" in error
+
+
+def test_a_graph_module_in_the_current_folder_is_found_when_the_run_goes_on(
+    store: str, script: str, tmp_path: Path
+) -> None:
+    (tmp_path / "my_graphs.py").write_text(GRAPH_FILE)
+    paused(store, script, "--graph", "my_graphs:build", cwd=tmp_path)
+    assert state(store)[2] == "my_graphs:build"
+    done = thinkgraph("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
+                      "--script", script, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "reflect" in state(store)[1]
+    listed = thinkgraph("history", "t1", "--store", store, cwd=tmp_path)
+    assert listed.returncode == 0 and " reflect " in listed.stdout, listed.stderr
+    # From another folder the module is not found: refused, naming the way out.
+    elsewhere = thinkgraph("history", "t1", "--store", store)
+    assert "module 'my_graphs' not found" in one_error(elsewhere)

@@ -38,10 +38,15 @@ __all__ = [
 ]
 
 
+def _from_here() -> None:
+    # As --tools: a graph's module is found from the current folder.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
 def _importable(address: str, source: str = "") -> str:
     """The address, made absolute when it is a file path, once its builder imports."""
-    if os.getcwd() not in sys.path:  # as --tools: modules are found from the current folder
-        sys.path.insert(0, os.getcwd())
+    _from_here()
     try:
         load_builder(address)
     except GraphAddressError as exc:
@@ -72,6 +77,7 @@ def run_graph(store: str, thread: str, given: str | None) -> str | None:
     """
     from thinkgraph.storage import close_checkpointer, open_checkpointer
 
+    _from_here()
     url = existing_store(store)
     saver = open_checkpointer(url)
     try:
