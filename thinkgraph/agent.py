@@ -31,7 +31,7 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.forks import edited_state, fork_edits
-from thinkgraph.graphs.address import GRAPH_KEY, graph_source
+from thinkgraph.graphs.address import graph_metadata, graph_source
 from thinkgraph.graphs.react import build_react_graph
 from thinkgraph.hitl import Pending, check_approvals
 from thinkgraph.llm import as_chat_model
@@ -93,10 +93,8 @@ class Agent:
     Your own graph: pass ``build_graph=build`` where ``build(deps)`` returns an
     uncompiled `StateGraph` made with `thinkgraph.graphs.parts` (and nodes of yours). It is
     checked with `check_graph` here, and runs, pauses, streams and draws like ours. Or pass
-    ``graph="module:function"`` (or ``"path/to/file.py:function"``) to import it. Its
-    address (``agent.graph_address``; None for ours) is recorded with every run (see
-    `thinkgraph.graphs.address`), so `thinkgraph approve`/`resume` continue the run on this
-    graph from another process.
+    ``graph="module:function"``. Its address (``agent.graph_address``) goes with every run
+    (`thinkgraph.graphs.address`): the CLI continues the run on it from any process.
 
     Tracing (see `thinkgraph.tracing`): ``callbacks``, ``tags``, ``metadata`` and
     ``run_name`` go into the config of every graph call this agent makes (run, resume, fork
@@ -140,8 +138,8 @@ class Agent:
             context=context,
             confidence_threshold=confidence_threshold,
         )
-        # Where a custom graph comes from, recorded with its runs (`graphs.address`).
         build_graph, self.graph_address = graph_source(build_graph, graph)
+        metadata = graph_metadata(metadata, self.graph_address)
         # A user's graph is built and checked now, so a broken one fails where it is given
         # (ours is checked by build_react_graph, on first use).
         self._builder = (
@@ -167,8 +165,6 @@ class Agent:
             self._traced["metadata"] = dict(metadata)
         if run_name:
             self._traced["run_name"] = run_name
-        if self.graph_address is not None:  # so every checkpoint names the graph that wrote it
-            self._traced["metadata"] = {**(metadata or {}), GRAPH_KEY: self.graph_address}
 
     # -- set-up ---------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ import importlib
 import importlib.util
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -51,6 +51,7 @@ __all__ = [
     "address_of",
     "arecorded_address",
     "check_same_graph",
+    "graph_metadata",
     "graph_source",
     "langgraph_json_address",
     "load_builder",
@@ -235,6 +236,17 @@ def graph_source(
         return None, None
     name = getattr(build_graph, "__qualname__", None) or type(build_graph).__name__
     return build_graph, address_of(build_graph) or f"{UNNAMED}:{name}"
+
+
+def graph_metadata(
+    metadata: Mapping[str, Any] | None, address: str | None
+) -> Mapping[str, Any] | None:
+    """An agent's run metadata with its graph's address added (as is for ours).
+
+    LangGraph writes the metadata of a run's config into each checkpoint it stores, so
+    every checkpoint of the run, and of its resumes and forks, names its graph.
+    """
+    return metadata if address is None else {**(metadata or {}), GRAPH_KEY: address}
 
 
 def same_graph(one: str, other: str, *, base: Path | None = None) -> bool:
