@@ -184,7 +184,7 @@ class RunReader:
                 # Whether it stands at a breakpoint depends on the next node, which only a
                 # full read computes; only runs with breakpoints pay for it.
                 snapshot = self._agent.graph.get_state(self._agent._config(thread_id))
-            summary = summarize(thread_id, snapshot)
+            summary = summarize(thread_id, snapshot, status_of(snapshot), pending_of(snapshot))
             if status is None or summary.status == status:
                 found.append(summary)
                 if limit is not None and len(found) >= limit:
