@@ -169,6 +169,14 @@ def draw(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file.")
     ] = None,
+    diff: Annotated[
+        tuple[str, str] | None,
+        typer.Option(
+            "--diff",
+            metavar="RUN_A RUN_B",
+            help="Mark two runs' paths: shared, where they diverge, each one's branch.",
+        ),
+    ] = None,
     graph: GraphOpt = None,
 ) -> None:
     """Draw the agent graph (Mermaid renders on GitHub); with --thread, a run's path on it.
@@ -177,6 +185,10 @@ def draw(
     yours (else the one graph a langgraph.json in this folder names, else ours). svg and
     png need Graphviz (apt-get install graphviz); png needs -o or a pipe.
     """
+    if diff is not None:
+        from thinkgraph.cli.diff import draw_diff
+
+        return draw_diff(diff, store, fmt, output, graph)
     import sys
 
     from thinkgraph.agent import Agent
