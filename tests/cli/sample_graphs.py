@@ -13,7 +13,7 @@ from langgraph.graph import END, START, StateGraph
 
 from thinkgraph.graphs import build_react_graph, parts
 from thinkgraph.nodes.deps import Deps
-from thinkgraph.state import AgentState, HumanStep, ObservationStep
+from thinkgraph.state import AgentState, NoteStep, ObservationStep
 
 REFLECT = "tests.cli.sample_graphs:build"
 OTHER = "tests.cli.sample_graphs:other"
@@ -25,7 +25,7 @@ def reflect(state: AgentState) -> dict[str, Any]:
     """Note what the last round of tools returned."""
     seen = [s.text for s in state["chain"] if isinstance(s, ObservationStep)]
     note = f"reflected on {len(seen)} result(s); last: {seen[-1] if seen else 'none'}"
-    return {"chain": [HumanStep(kind="reflection", text=note)]}
+    return {"chain": [NoteStep(text=note)]}
 
 
 def build(deps: Deps) -> Graph:
