@@ -33,3 +33,12 @@ def test_the_checks_live_in_graphs_and_viz_re_exports_them() -> None:
     from thinkgraph.viz import guarded_router as drawn_mark
 
     assert drawn_check is check_graph and drawn_mark is guarded_router
+
+
+def test_the_public_names_of_graphs_change_only_on_purpose() -> None:
+    import thinkgraph.graphs
+
+    assert sorted(thinkgraph.graphs.__all__) == [
+        "REACT_ROUTES", "ReasoningGraph", "Route", "THINK_TARGETS", "build_react_graph",
+        "check_graph", "guarded_router", "parts", "react_graph",
+    ]  # fmt: skip
