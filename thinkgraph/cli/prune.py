@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import StoreOpt, app, existing_store, fail, guarded
+from thinkgraph.cli._app import app, existing_store, fail, guarded
+from thinkgraph.cli._options import StoreOpt
 
 __all__ = ["human_size", "prune", "report_table"]
 
