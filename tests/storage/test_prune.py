@@ -431,3 +431,20 @@ def test_retention_needs_something_to_drop() -> None:
     with pytest.raises(ValueError, match="a number and a unit"):
         Retention(older_than="soon")
     assert Retention(older_than="12h").older_than == timedelta(hours=12)
+
+
+def test_an_agent_with_retention_trims_each_run_it_finishes(store_url: str, ids: list[str]) -> None:
+    keep = Retention(keep_last=2)
+    with Agent(ScriptedModel(_lookups(4)), [lookup, send], store=store_url, retention=keep) as a:
+        done = a.run("find them", thread_id=ids[0])
+        assert [len(a.history(ids[0])), done.status] == [2, "done"]
+        assert _steps(a.result(ids[0]).chain) == _steps(done.chain)
+    SENT.clear()
+    with Agent(ScriptedModel(_gated()), [lookup, send], store=store_url, retention=keep) as a:
+        paused = a.run("mail ann", thread_id=ids[1])
+        assert paused.status == "paused" and len(a.history(ids[1])) > 2  # not finished: kept
+        call_id = paused.pending[0].call_id
+        done = a.resume(ids[1], decisions={call_id: Approve()})
+        assert done.status == "done" and len(a.history(ids[1])) == 2
+        assert _steps(a.result(ids[1]).chain) == _steps(done.chain)
+    assert SENT == ["ann"]
