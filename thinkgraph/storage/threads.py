@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from thinkgraph.errors import StorageError
 from thinkgraph.hitl import Pending
-from thinkgraph.snapshots import pending_of, status_of
 from thinkgraph.state import Counters, RunInfo
 from thinkgraph.storage.extras import ListsThreads
 from thinkgraph.types import RunStatus, StopReason
@@ -64,18 +63,27 @@ class RunSummary(BaseModel):
         return ""
 
 
-def summarize(thread_id: str, snapshot: StateSnapshot) -> RunSummary:
-    """The summary of one run from its latest state snapshot."""
+def summarize(
+    thread_id: str, snapshot: StateSnapshot, status: RunStatus, pending: list[Pending]
+) -> RunSummary:
+    """The summary of one run from its latest state snapshot.
+
+    Args:
+        thread_id: the run's thread.
+        snapshot: its latest state (the chain may be left out: it is not read).
+        status: where the run stands, as the reader of runs decides it from `snapshot`.
+        pending: what it waits for, likewise.
+    """
     values = snapshot.values
     run = values.get("run")
     counters = values.get("counters")
     created = snapshot.created_at
     return RunSummary(
         thread_id=thread_id,
-        status=status_of(snapshot),
+        status=status,
         stop_reason=run.stop_reason if isinstance(run, RunInfo) else None,
         detail=run.detail if isinstance(run, RunInfo) else "",
-        pending=pending_of(snapshot),
+        pending=pending,
         steps=counters.steps if isinstance(counters, Counters) else 0,
         updated_at=datetime.fromisoformat(created) if created else None,
     )

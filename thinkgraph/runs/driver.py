@@ -1,0 +1,392 @@
+"""The run driver: how a run is started, resumed and forked, written once and async.
+
+Each way of advancing a run is an async generator of `RunEvent`s (see
+`thinkgraph.runs.events`): `Driver.start`, `Driver.resume`, `Driver.fork`. They share one
+core, `Driver._advance`, which streams the graph, turns its updates into events, and ends
+with the `RunResult` built from the values in hand. A caller that wants only the result
+folds the events (`outcome`); `Agent.run` and friends are such folds, and their sync
+forms are made from them once (`thinkgraph._sync`).
+
+The driver holds what each call needs, computed once: the compiled graph, its store, the
+reader of runs, the agent's limits, breakpoints and tracing config. Nothing is reopened or
+rebuilt per call or per event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import INTERRUPT
+from langgraph.graph import START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Interrupt, StateSnapshot
+
+from thinkgraph import tracing
+from thinkgraph.errors import (
+    ConfigError,
+    NotPausedError,
+    ResumeValueError,
+    ThreadExistsError,
+    ThreadNotFoundError,
+)
+from thinkgraph.hitl import Pending, check_approvals
+from thinkgraph.nodes.ask_human import parse_human_answer
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.result import RunResult
+from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
+from thinkgraph.runs.forks import edited_state, fork_edits
+from thinkgraph.runs.reader import RunReader, pending_of, status_of
+from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep, numbered, start_state
+from thinkgraph.storage.extras import KeepsPausedRuns, KnowsThreads
+from thinkgraph.storage.lease import athread_lease
+from thinkgraph.types import Breakpoints, StepLimits, check_thread_id
+
+__all__ = ["Driver", "fresh_thread_id"]
+
+Plan = tuple[Any, RunnableConfig, Breakpoints]
+"""What continues a run: the graph's input, the run's config, where to pause."""
+
+
+def fresh_thread_id() -> str:
+    """A fresh thread id, for a run started without one."""
+    return uuid.uuid4().hex[:12]
+
+
+class Driver:
+    """Starts, resumes and forks the runs of one compiled graph, as async event streams.
+
+    Args:
+        graph: the compiled graph, with its checkpointer (the store).
+        deps: the agent's parts; answers to a pause are checked against its tools, and a
+            fork's edits too.
+        limits: the guards of a new run.
+        breakpoints: where a new run pauses.
+        traced: LangChain tracing config (callbacks, tags, metadata, run_name) for every
+            graph call.
+        describe: a custom graph's description, stored with each of its runs (None for
+            ours); called on a run's start, and may cache.
+    """
+
+    def __init__(
+        self,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        deps: Deps,
+        *,
+        limits: StepLimits | None = None,
+        breakpoints: Breakpoints | None = None,
+        traced: RunnableConfig | None = None,
+        describe: Callable[[], dict[str, Any] | None] = lambda: None,
+    ) -> None:
+        store = graph.checkpointer
+        if not isinstance(store, BaseCheckpointSaver):
+            raise ConfigError("the graph has no checkpointer; compile it with checkpointer=...")
+        self.graph = graph
+        self.store: BaseCheckpointSaver[Any] = store
+        self.deps = deps
+        self.limits = limits or StepLimits()
+        self.breakpoints = breakpoints or Breakpoints()
+        self.reader = RunReader(store, graph, deps.validators)
+        self._traced: RunnableConfig = dict(traced or {})  # type: ignore[assignment]
+        self._describe = describe
+        self._keeps = store if isinstance(store, KeepsPausedRuns) else None
+
+    def config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
+        """The config of every graph call on `thread_id`: its id, tracing, recursion limit.
+
+        Raises:
+            ThreadIdError: the id breaks the rule of `check_thread_id`.
+        """
+        check_thread_id(thread_id)
+        # Each think step takes at most five super-steps before the next think (approve,
+        # act, observe, validate, reset, ask_human); the router stops the run, not this.
+        limit = 6 * (limits or self.limits).max_steps + 25
+        return {**self._traced, "configurable": {"thread_id": thread_id}, "recursion_limit": limit}
+
+    def start_state(self, task: str) -> dict[str, Any]:
+        """The channels a new run of `task` starts with."""
+        return start_state(task, self.limits, self.breakpoints, self._describe())
+
+    # -- the three ways to advance a run ---------------------------------------------------
+
+    async def start(
+        self, task: str, thread_id: str, *, nodes: bool = True
+    ) -> AsyncIterator[RunEvent]:
+        """Start a run of `task` on a new thread; see `Agent.aevents` for the events.
+
+        Args:
+            task: what the agent should do.
+            thread_id: the new run's id.
+            nodes: yield a `NodeStart` as each node begins (a caller that folds the
+                events to the result leaves them out, and LangGraph does not make them).
+
+        Raises:
+            ThreadExistsError: the thread already holds a run.
+            ThreadBusyError: another process is advancing the thread.
+        """
+        config = self.config(thread_id)
+        # A generator's caller runs between its items: it must not pass as the holder.
+        async with athread_lease(self.store, thread_id, nested=False):
+            await self._refuse_existing(thread_id)
+            state = self.start_state(task)
+            counters = state["counters"]
+            yield RunStart(thread_id, self.limits, counters)
+            for step in state["chain"]:
+                yield StepEvent(thread_id, "start", step, counters)
+            plan = (state, config, self.breakpoints)
+            async for event in self._advance(thread_id, plan, counters, len(state["chain"]), nodes):
+                yield event
+
+    async def resume(
+        self, thread_id: str, decisions: Any = None, *, nodes: bool = True
+    ) -> AsyncIterator[RunEvent]:
+        """Continue a run, with the answer it waits for if it waits for one.
+
+        A finished run yields only its `RunStart` and `RunEnd`. See `Agent.aresume` for
+        `decisions` and the errors.
+        """
+        check_thread_id(thread_id)
+        async with athread_lease(self.store, thread_id, nested=False):
+            latest, plan = await self._resume_plan(thread_id, decisions)
+            limits = latest.values.get("limits")
+            counters = latest.values.get("counters") or Counters()
+            yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
+            if plan is None:
+                yield RunEnd(await self.reader.aresult(thread_id))
+                return
+            # `latest` left the chain out: a step of a user's node that comes unnumbered
+            # is looked up in the stored chain.
+            async for event in self._advance(thread_id, plan, counters, None, nodes):
+                yield event
+
+    async def fork(
+        self,
+        thread_id: str,
+        checkpoint_id: str,
+        *,
+        edit: Mapping[int, Mapping[str, Any]] | None = None,
+        new_thread_id: str | None = None,
+        nodes: bool = True,
+    ) -> AsyncIterator[RunEvent]:
+        """Start a new thread from a checkpoint of a run, edited, and run it on.
+
+        See `Agent.afork` for the edits and the errors. The source run is only read.
+        """
+        edits = fork_edits(edit)
+        new_id = new_thread_id or fresh_thread_id()
+        target = self.config(new_id)
+        source = self.config(thread_id)
+        source["configurable"]["checkpoint_id"] = checkpoint_id
+        snapshot = await self.graph.aget_state(source)
+        if not snapshot.values:
+            raise ThreadNotFoundError(
+                f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}; list them with "
+                f"history({thread_id!r}) or `thinkgraph history {thread_id}`"
+            )
+        values = dict(snapshot.values)
+        if not isinstance(values.get("limits"), StepLimits):
+            # The run's first checkpoint holds only its input, not yet applied: start
+            # again from the run's task, with its limits and breakpoints (fixed for its
+            # life), as the run itself started.
+            run = (await self.graph.aget_state(self.config(thread_id))).values
+            task = next((s for s in run.get("chain", ()) if isinstance(s, TaskStep)), None)
+            values = self.start_state(task.text if task is not None else "")
+            values["limits"] = run.get("limits") or self.limits
+            values["breakpoints"] = run.get("breakpoints") or self.breakpoints
+        values = edited_state(values, edits, self.deps)
+        note = f"forked from {thread_id}@{checkpoint_id}"
+        if edits:
+            note += f"; edited steps {', '.join(map(str, sorted(edits)))}"
+        values["chain"] = [*values["chain"], HumanStep(node="fork", kind="fork", text=note)]
+        as_node = str(values.get("node") or "start")
+        points = values.get("breakpoints")
+        counters = values.get("counters") or Counters()
+        async with athread_lease(self.store, new_id, nested=False):
+            await self._refuse_existing(new_id)
+            await self.graph.aupdate_state(
+                target, values, as_node=START if as_node == "start" else as_node
+            )
+            yield RunStart(new_id, values.get("limits") or self.limits, counters, resumed=True)
+            plan = (None, target, points if isinstance(points, Breakpoints) else Breakpoints())
+            async for event in self._advance(new_id, plan, counters, len(values["chain"]), nodes):
+                yield event
+
+    async def check_resume(self, thread_id: str, decisions: Any = None) -> str:
+        """Check that `resume(thread_id, decisions)` would be accepted, without running it.
+
+        Returns:
+            The id of the checkpoint the decisions answer (the run's latest).
+
+        Raises:
+            What `resume` raises for the same arguments; the run is not touched.
+        """
+        latest, _ = await self._resume_plan(thread_id, decisions)
+        return str(latest.config["configurable"]["checkpoint_id"])
+
+    # -- the one core ----------------------------------------------------------------------
+
+    async def _advance(
+        self,
+        thread_id: str,
+        plan: Plan,
+        counters: Counters,
+        first_number: int | None,
+        nodes: bool,
+    ) -> AsyncIterator[NodeStart | StepEvent | RunEnd]:
+        """Run the graph from `plan`, yielding node starts, written steps, and the end.
+
+        Args:
+            thread_id: the run's thread id, copied into every event.
+            plan: the graph's input (a state, a `Command(resume=...)`, or None to
+                continue), the run's config, and where to pause.
+            counters: the totals before this call.
+            first_number: the chain's length before this call, or None when not at hand.
+                It numbers the steps of a user's node that did not number them (see
+                `thinkgraph.state.number_steps`); without it the first such step is
+                looked up in the stored chain.
+            nodes: yield a `NodeStart` as each node begins.
+        """
+        graph_input, config, points = plan
+        with tracing.run_span(
+            thread_id, resumed=graph_input is None or isinstance(graph_input, Command)
+        ) as span:
+            stream = self.graph.astream(
+                graph_input,
+                config,
+                # "updates" carry the steps and the interrupts, "values" the state the
+                # result is built from (as `ainvoke` does), "tasks" the node starts.
+                stream_mode=["updates", "values", "tasks"] if nodes else ["updates", "values"],
+                durability="sync",
+                interrupt_before=list(points.before) or None,
+                interrupt_after=list(points.after) or None,
+            )
+            output: Any = None
+            interrupts: list[Interrupt] = []
+            number = first_number
+            async for mode, chunk in cast(AsyncIterator[tuple[str, Any]], stream):
+                if mode == "values":
+                    output = chunk
+                    continue
+                if mode == "tasks":
+                    if "input" in chunk:  # a task starting; its result comes as an update
+                        yield NodeStart(thread_id, str(chunk["name"]), counters)
+                    continue
+                for name, values in chunk.items():
+                    if name == INTERRUPT:
+                        interrupts.extend(values)
+                        continue
+                    if not isinstance(values, dict):
+                        continue  # metadata of a replayed write
+                    if isinstance(values.get("counters"), Counters):
+                        counters = values["counters"]
+                    for step in values.get("chain", ()):
+                        # Our nodes number their steps as the store will (parallel act
+                        # tasks may finish in any order); a user's node's unnumbered
+                        # steps are numbered here.
+                        if step.number < 0:
+                            if number is None:
+                                number = await self._stored_number(config, step)
+                            step = numbered(step, number)
+                        number = step.number + 1 if number is None else max(number, step.number + 1)
+                        yield StepEvent(thread_id, str(values.get("node") or name), step, counters)
+            result = await self._kept(
+                thread_id, await self._finish(thread_id, config, output, interrupts)
+            )
+            tracing.end_run(span, result)
+        yield RunEnd(result)
+
+    async def _finish(
+        self, thread_id: str, config: RunnableConfig, output: Any, interrupts: list[Interrupt]
+    ) -> RunResult:
+        """The result of a run that just stopped, from the values the stream ended with.
+
+        Reading the stored state again would rebuild the whole chain; the values in hand
+        are the same. Only a stop they cannot explain (a breakpoint) is read back.
+        """
+        if not isinstance(output, dict) or (
+            not interrupts and not isinstance(output.get("run"), RunInfo)
+        ):
+            return await self.reader.aresult(thread_id)
+        snapshot = StateSnapshot(output, (), config, None, None, None, (), tuple(interrupts))
+        return self.reader.result_of(thread_id, snapshot)
+
+    async def _kept(self, thread_id: str, result: RunResult) -> RunResult:
+        """Store a paused run's chain whole at its pause, so a resume replays nothing.
+
+        The chain is a `DeltaChannel`: loading it replays every write since its last
+        snapshot, which for a long run is most of a resume's time. A store that can keep
+        a snapshot at the paused checkpoint (`KeepsPausedRuns`) is given the chain in hand.
+        """
+        keeps = self._keeps
+        if result.status != "paused" or keeps is None:
+            return result
+        latest = await self.reader.latest_tuple(thread_id)
+        if latest is not None:
+            await asyncio.to_thread(keeps.keep_for_resume, latest.config, {"chain": result.chain})
+        await asyncio.to_thread(keeps.settle)
+        return result
+
+    async def _refuse_existing(self, thread_id: str) -> None:
+        # Any checkpoint means the thread holds a run, even one killed before its first
+        # node; a store that knows its threads answers from its index alone.
+        if isinstance(self.store, KnowsThreads):
+            exists = await self.store.ahas_thread(thread_id)
+        else:
+            exists = await self.reader.latest_tuple(thread_id) is not None
+        if exists:
+            raise ThreadExistsError(
+                f"thread {thread_id!r} already holds a run; continue it with "
+                f"resume({thread_id!r}) or start this task on a new thread id"
+            )
+
+    async def _resume_plan(
+        self, thread_id: str, decisions: Any
+    ) -> tuple[StateSnapshot, Plan | None]:
+        """The latest checkpoint, and what continues it (None when the run has finished).
+
+        `decisions` are checked first, before any of the run is loaded.
+        """
+        snapshot = await self.reader.latest(thread_id)
+        limits = snapshot.values.get("limits")
+        config = self.config(thread_id, limits if isinstance(limits, StepLimits) else None)
+        points = snapshot.values.get("breakpoints")
+        points = points if isinstance(points, Breakpoints) else Breakpoints()
+        interrupts = list(snapshot.interrupts)
+        if decisions is not None and not interrupts:
+            raise NotPausedError(
+                f"thread {thread_id!r} is not waiting for an answer (status "
+                f"{status_of(snapshot)}); continue it with resume({thread_id!r})"
+            )
+        if interrupts:
+            if decisions is None:
+                raise ResumeValueError(
+                    f"thread {thread_id!r} waits for a person: "
+                    f"{', '.join(sorted({p.kind for p in pending_of(snapshot)}))}; "
+                    "pass decisions=..."
+                )
+            answers = {i.id: self._checked_answer(i.value, decisions) for i in interrupts}
+            return snapshot, (Command(resume=answers), config, points)
+        if not isinstance(snapshot.values.get("run"), RunInfo):
+            # Not finished: continue from the last checkpoint. `next` alone is not the
+            # test: a run killed right after a node's writes were saved has no `next` yet
+            # still has work left.
+            return snapshot, (None, config, points)
+        return snapshot, None
+
+    def _checked_answer(self, waiting: Any, decisions: Any) -> Any:
+        # The graph checks the answer again (whoever resumes it); checking here refuses a
+        # bad one before any of the run is loaded, and before a worker is asked.
+        if isinstance(waiting, dict) and waiting.get("kind") == "approval":
+            requests = [Pending.model_validate(r) for r in waiting.get("requests", [])]
+            return check_approvals(requests, decisions, self.deps.tools)
+        parse_human_answer(decisions)
+        return decisions
+
+    async def _stored_number(self, config: RunnableConfig, step: BaseStep) -> int:
+        """`step`'s number in the stored chain (its node has saved it), read once per stream."""
+        chain = (await self.graph.aget_state(config)).values.get("chain", ())
+        return next((s.number for s in reversed(chain) if s.id == step.id), len(chain))
