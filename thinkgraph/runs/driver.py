@@ -68,8 +68,8 @@ class Driver:
         breakpoints: where a new run pauses.
         traced: LangChain tracing config (callbacks, tags, metadata, run_name) for every
             graph call.
-        describe: a custom graph's description, stored with each of its runs (None for
-            ours); called on a run's start, and may cache.
+        describe: makes a custom graph's description, stored with each of its runs (None
+            for ours); called on each run's start, so it should cache.
     """
 
     def __init__(
@@ -80,7 +80,7 @@ class Driver:
         limits: StepLimits | None = None,
         breakpoints: Breakpoints | None = None,
         traced: RunnableConfig | None = None,
-        describe: Callable[[], dict[str, Any] | None] = lambda: None,
+        describe: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         store = graph.checkpointer
         if not isinstance(store, BaseCheckpointSaver):
@@ -109,14 +109,19 @@ class Driver:
 
     def start_state(self, task: str) -> dict[str, Any]:
         """The channels a new run of `task` starts with."""
-        return start_state(task, self.limits, self.breakpoints, self._describe())
+        graph = None if self._describe is None else self._describe()
+        return start_state(task, self.limits, self.breakpoints, graph)
 
     # -- the three ways to advance a run ---------------------------------------------------
 
     async def start(
         self, task: str, thread_id: str, *, nodes: bool = True
     ) -> AsyncIterator[RunEvent]:
-        """Start a run of `task` on a new thread; see `Agent.aevents` for the events.
+        """Start a run of `task` on a new thread, yielding its events.
+
+        First a `RunStart`, the task's step, then a `NodeStart` as each node begins and a
+        `StepEvent` per step as it is written, and last a `RunEnd` with the `RunResult`.
+        Cancelling the task that iterates it stops the run after its last checkpoint.
 
         Args:
             task: what the agent should do.
@@ -125,8 +130,9 @@ class Driver:
                 events to the result leaves them out, and LangGraph does not make them).
 
         Raises:
-            ThreadExistsError: the thread already holds a run.
-            ThreadBusyError: another process is advancing the thread.
+            ThreadExistsError: the thread already holds a run (resume it, or use a new id).
+            ThreadBusyError: another process is advancing the thread (see `Agent.lease`).
+            ThreadIdError: the id breaks the rule of `check_thread_id`.
         """
         config = self.config(thread_id)
         # A generator's caller runs between its items: it must not pass as the holder.
@@ -144,10 +150,27 @@ class Driver:
     async def resume(
         self, thread_id: str, decisions: Any = None, *, nodes: bool = True
     ) -> AsyncIterator[RunEvent]:
-        """Continue a run, with the answer it waits for if it waits for one.
+        """Continue a run: after a crash, at a breakpoint, or with the answer it waits for.
 
-        A finished run yields only its `RunStart` and `RunEnd`. See `Agent.aresume` for
-        `decisions` and the errors.
+        Yields the events of `start` for the steps it adds; a finished run yields only its
+        `RunStart` and `RunEnd`.
+
+        Args:
+            thread_id: the run to continue.
+            decisions: the answer to a pause. For approvals, a mapping of every waiting
+                call id to `Approve()`, `Edit(args=...)`, `Reject(reason=...)` or
+                `Respond(text=...)`. For an ask_human pause, "retry", "abort" or guidance
+                text. Leave it out to continue a run whose process died or that stopped at
+                a breakpoint.
+            nodes: yield a `NodeStart` as each node begins.
+
+        Raises:
+            ThreadNotFoundError: no run is stored under this thread id.
+            NotPausedError: `decisions` was given but the run does not wait for an answer.
+            ResumeValueError: the decisions do not fit what the run waits for; the run is
+                left exactly as it was.
+            ThreadBusyError: another process is advancing the thread right now; the run is
+                left as that process leaves it.
         """
         check_thread_id(thread_id)
         async with athread_lease(self.store, thread_id, nested=False):
@@ -172,9 +195,23 @@ class Driver:
         new_thread_id: str | None = None,
         nodes: bool = True,
     ) -> AsyncIterator[RunEvent]:
-        """Start a new thread from a checkpoint of a run, edited, and run it on.
+        """Start a new thread from any checkpoint of a run, edited, and run it on.
 
-        See `Agent.afork` for the edits and the errors. The source run is only read.
+        The source run is only read. The new chain is the chain at that checkpoint, with
+        `edit` applied, and a `human` step recording the fork. An edit maps a step number
+        to its new value, and changes only what a person may change (see
+        `thinkgraph.runs.forks`): an observation's text (``{5: {"text": "the file is
+        empty"}}``), the answer of a thought not yet validated (``{7: {"answer": "42"}}``),
+        or the args of a tool call that has neither run nor a person's decision (``{3:
+        {"args": {"path": "b.txt"}}}``): the call runs with them, approved again if they
+        need it.
+
+        Raises:
+            ThreadNotFoundError: no such thread or no such checkpoint in it.
+            ResumeValueError: `edit` is not ``{step_number: {field: value}}``, names a step
+                that does not exist, or changes what a person may not change.
+            ThreadBusyError: another process is advancing `new_thread_id`.
+            ThreadIdError: either thread id breaks the rule of `check_thread_id`.
         """
         edits = fork_edits(edit)
         new_id = new_thread_id or fresh_thread_id()

@@ -172,6 +172,11 @@ class RunReader:
 
     snapshot = sync_method(asnapshot)
 
+    def overlay(self, thread_id: str) -> tuple[StateSnapshot, RunResult]:
+        """A run's whole state and its result, for drawing the path it took (one read)."""
+        snapshot = self.snapshot(thread_id)
+        return snapshot, self.result_of(thread_id, snapshot)
+
     async def aresult(self, thread_id: str) -> RunResult:
         """The current result of a run, read from the store (one state read).
 
