@@ -15,6 +15,7 @@ from thinkgraph.errors import ResumeValueError, ThreadNotFoundError
 from thinkgraph.runs import RunReader
 from thinkgraph.runs.driver import Driver
 from thinkgraph.runs.events import RunEnd, RunStart, StepEvent
+from thinkgraph.storage.lease import athread_lease
 
 
 @tool
@@ -60,8 +61,9 @@ def test_the_file_that_defines_agent_stays_a_small_facade() -> None:
 @pytest.mark.parametrize(("sync", "async_"), sorted(SYNC_TWINS.items()))
 def test_every_sync_method_is_made_from_its_async_twin(sync: str, async_: str) -> None:
     made = getattr(Agent, sync)
-    assert made.__wrapped__ is getattr(Agent, async_)
-    assert inspect.signature(made) == inspect.signature(getattr(Agent, async_))
+    assert made.__wrapped__ is getattr(Agent, async_)  # made by `thinkgraph._sync`, not by hand
+    assert made.__name__ == sync and not inspect.iscoroutinefunction(made)
+    assert made.__doc__.endswith(getattr(Agent, async_).__doc__)
 
 
 def test_a_reader_reads_a_run_from_a_store_and_a_graph_with_no_agent() -> None:
@@ -107,3 +109,24 @@ def test_check_resume_is_async_and_refuses_a_bad_answer_without_moving_the_run()
     call_id = paused.pending[0].call_id
     assert asyncio.run(agent.acheck_resume("p", {call_id: "approve"})) == agent.checkpoint_id("p")
     assert agent.result("p").status == "paused"
+
+
+@pytest.mark.parametrize("way", ["run", "fork", "resume"])
+def test_a_run_has_let_go_of_its_thread_when_its_result_is_returned(
+    sqlite_url: str, way: str
+) -> None:
+    model = ScriptedModel([call("add", a=1, b=2), final("3"), final("3")])
+
+    async def advance(agent: Agent) -> None:
+        result = await agent.arun("add", thread_id="held")
+        if way == "fork":
+            first = agent.history("held")[1].checkpoint_id
+            result = await agent.afork("held", first, new_thread_id="held-fork")
+        elif way == "resume":
+            result = await agent.aresume("held")
+        # At once, with no turn of the loop in between: nothing may still hold the thread.
+        async with athread_lease(agent.driver.store, result.thread_id, nested=False):
+            assert result.status == "done"
+
+    with Agent(model, [add], store=sqlite_url) as agent:
+        asyncio.run(advance(agent))
