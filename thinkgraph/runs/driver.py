@@ -1,15 +1,10 @@
 """The run driver: how a run is started, resumed and forked, written once and async.
 
-Each way of advancing a run is an async generator of `RunEvent`s (see
-`thinkgraph.runs.events`): `Driver.start`, `Driver.resume`, `Driver.fork`. They share one
-core, `Driver._advance`, which streams the graph, turns its updates into events, and ends
-with the `RunResult` built from the values in hand. A caller that wants only the result
-folds the events (`outcome`); `Agent.run` and friends are such folds, and their sync
-forms are made from them once (`thinkgraph._sync`).
-
-The driver holds what each call needs, computed once: the compiled graph, its store, the
-reader of runs, the agent's limits, breakpoints and tracing config. Nothing is reopened or
-rebuilt per call or per event.
+`Driver.start`, `resume` and `fork` are async generators of `RunEvent`s over one core,
+`Driver._advance`: it streams the graph, turns its updates into events, and ends with the
+`RunResult` built from the values in hand. `Agent.run` and friends fold the events
+(`outcome`); their sync forms are made once (`thinkgraph._sync`). What each call needs
+(graph, store, reader, limits, tracing config) is held here, never rebuilt per call.
 """
 
 from __future__ import annotations
@@ -39,9 +34,9 @@ from thinkgraph.nodes.ask_human import parse_human_answer
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.result import RunResult
 from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
-from thinkgraph.runs.forks import edited_state, fork_edits
+from thinkgraph.runs.forks import fork_edits, forked_state
 from thinkgraph.runs.reader import RunReader, pending_of, status_of
-from thinkgraph.state import BaseStep, Counters, HumanStep, RunInfo, TaskStep, numbered, start_state
+from thinkgraph.state import BaseStep, Counters, RunInfo, TaskStep, numbered, start_state
 from thinkgraph.storage.extras import KeepsPausedRuns, KnowsThreads
 from thinkgraph.storage.lease import athread_lease
 from thinkgraph.types import Breakpoints, StepLimits, check_thread_id
@@ -234,11 +229,7 @@ class Driver:
             values = self.start_state(task.text if task is not None else "")
             values["limits"] = run.get("limits") or self.limits
             values["breakpoints"] = run.get("breakpoints") or self.breakpoints
-        values = edited_state(values, edits, self.deps)
-        note = f"forked from {thread_id}@{checkpoint_id}"
-        if edits:
-            note += f"; edited steps {', '.join(map(str, sorted(edits)))}"
-        values["chain"] = [*values["chain"], HumanStep(node="fork", kind="fork", text=note)]
+        values = forked_state(values, edits, self.deps, f"{thread_id}@{checkpoint_id}")
         as_node = str(values.get("node") or "start")
         points = values.get("breakpoints")
         counters = values.get("counters") or Counters()
@@ -276,16 +267,10 @@ class Driver:
     ) -> AsyncIterator[NodeStart | StepEvent | RunEnd]:
         """Run the graph from `plan`, yielding node starts, written steps, and the end.
 
-        Args:
-            thread_id: the run's thread id, copied into every event.
-            plan: the graph's input (a state, a `Command(resume=...)`, or None to
-                continue), the run's config, and where to pause.
-            counters: the totals before this call.
-            first_number: the chain's length before this call, or None when not at hand.
-                It numbers the steps of a user's node that did not number them (see
-                `thinkgraph.state.number_steps`); without it the first such step is
-                looked up in the stored chain.
-            nodes: yield a `NodeStart` as each node begins.
+        `plan` is the graph's input (a state, a `Command(resume=...)`, or None to go on),
+        the config and where to pause; `counters` the totals before. `first_number`, the
+        chain's length before (None when not at hand: then looked up in the stored chain),
+        numbers the steps a user's node left unnumbered (`thinkgraph.state.number_steps`).
         """
         graph_input, config, points = plan
         with tracing.run_span(
