@@ -33,7 +33,7 @@ system-deps:
 	@scripts/ensure-system-deps
 
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n auto
 
 bench: $(STAMP)
 	$(PY) -m bench

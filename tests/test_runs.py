@@ -125,7 +125,7 @@ def test_a_run_has_let_go_of_its_thread_when_its_result_is_returned(
         elif way == "resume":
             result = await agent.aresume("held")
         # At once, with no turn of the loop in between: nothing may still hold the thread.
-        async with athread_lease(agent.driver.store, result.thread_id, nested=False):
+        async with athread_lease(agent.driver.saver, result.thread_id, nested=False):
             assert result.status == "done"
 
     with Agent(model, [add], store=sqlite_url) as agent:

@@ -376,3 +376,16 @@ def test_a_stream_left_early_ends_its_run_span_as_interrupted_not_failed(
     (run,) = _named(list(exporter.get_finished_spans()), "thinkgraph.run")
     assert run.attributes["thinkgraph.interrupted"] is True
     assert run.status.status_code is not StatusCode.ERROR
+
+
+def test_tracing_imports_none_of_its_users() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, thinkgraph.tracing\nprint(sorted(m for m in sys.modules if 'thinkgraph' in m))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = out.stdout.strip()
+    assert "thinkgraph.tracing" in loaded
+    assert not any(user in loaded for user in ("thinkgraph.llm", "thinkgraph.tools"))

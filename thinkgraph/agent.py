@@ -29,14 +29,12 @@ from thinkgraph.llm.base import ChatModel
 from thinkgraph.nodes.deps import Validator
 from thinkgraph.policies.base import Policy
 from thinkgraph.policies.context import ContextPolicy
-from thinkgraph.result import RunResult
+from thinkgraph.result import RunResult, RunSummary
 from thinkgraph.runs.driver import Driver, fresh_thread_id
 from thinkgraph.runs.events import RunEvent, asteps_of, outcome
 from thinkgraph.runs.reader import CheckpointInfo, RunReader
 from thinkgraph.state import BaseStep
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer
-from thinkgraph.storage.lease import athread_lease, thread_lease
-from thinkgraph.storage.threads import RunSummary
 from thinkgraph.tools import Tool
 from thinkgraph.types import Breakpoints, RunStatus, StepLimits, check_thread_id
 
@@ -135,7 +133,7 @@ class Agent:
     def close(self) -> None:
         """Close the store this agent opened (a store passed in is left open)."""
         if self._driver is not None and isinstance(self._store, str):
-            close_checkpointer(self._driver.store)
+            close_checkpointer(self._driver.saver)
         self._driver = None
 
     def __enter__(self) -> Agent:
@@ -150,11 +148,11 @@ class Agent:
         Hold it to read a run and act on what you read with nothing moving in between; this
         agent's calls inside go through. `ThreadBusyError` if someone else advances it.
         """
-        return thread_lease(self.driver.store, check_thread_id(thread_id), nested=nested)
+        return self.driver.store.lease(check_thread_id(thread_id), nested=nested)
 
     def alease(self, thread_id: str) -> AbstractAsyncContextManager[None]:
         """`lease` for async code (``async with agent.alease(t): ...``)."""
-        return athread_lease(self.driver.store, check_thread_id(thread_id))
+        return self.driver.store.alease(check_thread_id(thread_id))
 
     def _config(self, thread_id: str) -> RunnableConfig:
         return self.driver.config(thread_id)

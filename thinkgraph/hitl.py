@@ -28,7 +28,7 @@ may change the arguments, never the tool.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, Protocol, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -41,7 +41,6 @@ from pydantic import (
 )
 
 from thinkgraph.errors import ResumeValueError
-from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.values import problem
 
 __all__ = [
@@ -52,10 +51,26 @@ __all__ = [
     "Pending",
     "Reject",
     "Respond",
+    "ToolArgs",
     "approval_answer",
     "check_approvals",
     "check_edited_args",
 ]
+
+
+class _ArgsOf(Protocol):
+    args_model: type[BaseModel]
+
+
+class ToolArgs(Protocol):
+    """The tools an edit is checked against, by name (a `ToolRegistry` is one).
+
+    A protocol, not the registry, so these decisions sit below the tools package.
+    """
+
+    def get(self, name: str, /) -> _ArgsOf | None:
+        """The tool named `name` (its `args_model` checks edited arguments), or None."""
+        ...
 
 
 class Approve(BaseModel):
@@ -211,7 +226,7 @@ def _as_decision(call_id: str, value: Any) -> Approve | Edit | Reject | Respond:
 
 
 def check_approvals(
-    requests: list[Pending], decisions: Any, tools: ToolRegistry
+    requests: list[Pending], decisions: Any, tools: ToolArgs
 ) -> dict[str, dict[str, Any]]:
     """Check decisions against the calls waiting for them; return them in stored form.
 
@@ -234,7 +249,7 @@ def check_approvals(
 
 
 def _checked(
-    waiting: dict[str, Pending], decisions: Any, tools: ToolRegistry
+    waiting: dict[str, Pending], decisions: Any, tools: ToolArgs
 ) -> dict[str, dict[str, Any]]:
     if not isinstance(decisions, Mapping) or not decisions:
         raise ResumeValueError(
@@ -261,7 +276,7 @@ def _checked(
     return stored
 
 
-def check_edited_args(call_id: str, tool: str, args: dict[str, Any], tools: ToolRegistry) -> None:
+def check_edited_args(call_id: str, tool: str, args: dict[str, Any], tools: ToolArgs) -> None:
     """Refuse a person's new arguments for a call when they fail the tool's schema.
 
     One check for every way a person edits a call: an `Edit` decision, a fork's edit.
@@ -272,7 +287,7 @@ def check_edited_args(call_id: str, tool: str, args: dict[str, Any], tools: Tool
     _check_edit(Pending(kind="approval", call_id=call_id, tool=tool), Edit(args=args), tools)
 
 
-def _check_edit(request: Pending, edit: Edit, tools: ToolRegistry) -> None:
+def _check_edit(request: Pending, edit: Edit, tools: ToolArgs) -> None:
     # The edited arguments are stored as given (the tool gets them validated), so they must
     # be what a run can hold even where the tool's model would convert them (2**70 to a
     # float, say), and whether or not the tool is known.
@@ -296,7 +311,7 @@ def _check_edit(request: Pending, edit: Edit, tools: ToolRegistry) -> None:
         ) from exc
 
 
-def approval_answer(requests: list[Pending], tools: ToolRegistry) -> Any:
+def approval_answer(requests: list[Pending], tools: ToolArgs) -> Any:
     """The type of the answer to an approval pause, for `interrupt(response_schema=...)`.
 
     Validating a resume value against it runs `check_approvals`, so a bad answer is refused

@@ -1,7 +1,9 @@
-"""RunResult: where a run stands, as `Agent.run`, `resume` and `result` return it."""
+"""RunResult: where a run stands, as `Agent.run`, `resume` and `result` return it; and
+RunSummary, one line of a listing of runs."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, TypeAdapter, field_validator
@@ -10,7 +12,7 @@ from thinkgraph.hitl import Pending
 from thinkgraph.state import BaseStep, Counters, Step
 from thinkgraph.types import RunStatus, StopReason
 
-__all__ = ["RunResult"]
+__all__ = ["RunResult", "RunSummary"]
 
 _STEP: TypeAdapter[BaseStep] = TypeAdapter(Step)  # type: ignore[arg-type]
 
@@ -49,3 +51,34 @@ class RunResult(BaseModel):
         if isinstance(value, list):
             return [_STEP.validate_python(v) if isinstance(v, dict) else v for v in value]
         return value
+
+
+class RunSummary(BaseModel):
+    """One run as `Agent.runs` and `thinkgraph runs` list it: where it stands, no chain."""
+
+    model_config = ConfigDict(frozen=True)
+
+    thread_id: str
+    status: RunStatus
+    """running (unfinished, e.g. its process died), paused, done or failed."""
+    stop_reason: StopReason | None = None
+    """Why a done or failed run stopped."""
+    detail: str = ""
+    pending: list[Pending] = Field(default_factory=list)
+    """What a paused run waits for."""
+    steps: int = 0
+    """Think steps taken."""
+    updated_at: datetime | None = None
+    """When the run's latest checkpoint was written."""
+
+    @property
+    def waiting_for(self) -> str:
+        """What a paused run waits for, in a few words: "approval: send_email"."""
+        approvals = [p.tool or "?" for p in self.pending if p.kind == "approval"]
+        if approvals:
+            return "approval: " + ", ".join(approvals)
+        for p in self.pending:
+            if p.kind == "breakpoint":
+                return f"breakpoint {p.when} {p.node}"
+            return p.kind
+        return ""

@@ -92,3 +92,22 @@ def test_the_durable_stores_know_their_threads_from_the_index(saver: object) -> 
     assert saver.has_thread("kt-none") is False
     assert asyncio.run(saver.ahas_thread("kt-root")) is True
     assert asyncio.run(saver.ahas_thread("kt-none")) is False
+
+
+def test_a_stored_decision_revives_though_the_store_never_imports_policies() -> None:
+    import subprocess
+    import sys
+
+    # In a fresh process: opening a store leaves the policies unimported, and a Decision a
+    # node kept in a channel still comes back as a Decision.
+    code = (
+        "import sys\n"
+        "from thinkgraph.storage import serializer\n"
+        "assert 'thinkgraph.policies.base' not in sys.modules\n"
+        "from thinkgraph.policies.base import Decision\n"
+        "stored = serializer().dumps_typed(Decision(kind='final', answer='42'))\n"
+        "revived = serializer().loads_typed(stored)\n"
+        "print(type(revived).__name__, revived.answer)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["Decision", "42"]

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 from tests.conftest import POSTGRES_URL
 from tests.storage.test_sqlite_resume import _agent, _replies, _same_steps
 from thinkgraph import Approve
+from thinkgraph._langgraph import DeltaSnapshot as _DeltaSnapshot
+from thinkgraph._langgraph import postgres_cursor
 from thinkgraph.state import append_steps
 from thinkgraph.storage import close_checkpointer, open_checkpointer
 from thinkgraph.storage.postgres import PostgresStore
@@ -27,7 +28,7 @@ def store() -> Iterator[PostgresStore]:
 
 
 def _kept(store: PostgresStore, thread_id: str) -> list[tuple[str, int]]:
-    with store._cursor() as cur:
+    with postgres_cursor(store) as cur:
         rows = cur.execute(
             "SELECT checkpoint_id, size FROM kept_snapshots WHERE thread_id = %s ORDER BY size",
             (thread_id,),
@@ -75,7 +76,7 @@ def test_keeping_follows_the_doubling_rule(store: PostgresStore, thread_id: str)
     assert store.keep_for_resume(config, {"unknown": ["x"] * KEEP_MIN_SIZE}) == []
     assert store.keep_for_resume(config, {"chain": ["x"] * KEEP_MIN_SIZE}) == ["chain"]
     assert store.keep_for_resume(config, {"chain": ["x"] * 999}) == []  # already stored
-    with store._cursor() as cur:
+    with postgres_cursor(store) as cur:
         marked = cur.execute(
             "SELECT checkpoint -> 'channel_values' -> 'chain' AS marker FROM checkpoints "
             "WHERE thread_id = %s AND checkpoint_id = %s",

@@ -15,12 +15,12 @@ from typing import Annotated, Any
 
 import pytest
 from langgraph.channels.delta import DeltaChannel
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from thinkgraph import Agent, Approve, ScriptedModel, StepLimits, tool
+from thinkgraph._langgraph import DeltaSnapshot as _DeltaSnapshot
 from thinkgraph.state import BaseStep, PackedSteps, TaskStep, ThoughtStep, append_steps
 from thinkgraph.storage import close_checkpointer, open_checkpointer, serializer
 from thinkgraph.storage.checkpointers import steps_left_packed

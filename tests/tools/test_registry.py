@@ -71,3 +71,26 @@ def test_base_model_itself_is_not_an_arguments_model() -> None:
 
     with pytest.raises(ToolDefinitionError, match=r"class Args\(BaseModel\)"):
         ToolRegistry([Lazy()])
+
+
+@pytest.mark.parametrize("tools", [ToolRegistry([echo]), {"echo": echo}], ids=["registry", "dict"])
+def test_an_edit_is_checked_against_anything_that_finds_a_tool_by_name(tools: object) -> None:
+    from thinkgraph.errors import ResumeValueError
+    from thinkgraph.hitl import ToolArgs, check_edited_args
+
+    assert isinstance(tools, ToolRegistry | dict)
+    lookup: ToolArgs = tools
+    check_edited_args("c1", "echo", {"text": "hi"}, lookup)
+    check_edited_args("c1", "unknown", {"anything": 1}, lookup)  # act reports unknown tools
+    with pytest.raises(ResumeValueError, match=r"call 'c1' \(echo\) are invalid: text"):
+        check_edited_args("c1", "echo", {"text": ["not", "text"]}, lookup)
+
+
+def test_the_approval_decisions_import_no_tool_module() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, thinkgraph.hitl\nprint(sorted(m for m in sys.modules if 'thinkgraph' in m))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = out.stdout.strip()
+    assert "thinkgraph.hitl" in loaded and "thinkgraph.tools" not in loaded

@@ -58,13 +58,17 @@ def test_public_names_are_exported() -> None:
             assert hasattr(module, name)
 
 
-def test_function_tools_are_still_importable_from_base() -> None:
+def test_function_tools_imported_from_base_name_their_new_home() -> None:
+    import thinkgraph.tools as tools
     import thinkgraph.tools.base as base
     import thinkgraph.tools.function as function
 
-    assert base.tool is function.tool is tool
-    assert base.FunctionTool is function.FunctionTool is FunctionTool
-    assert set(base.__all__) >= {"FunctionTool", "Tool", "ToolContext", "tool"}
+    assert tools.tool is function.tool is tool
+    assert tools.FunctionTool is function.FunctionTool is FunctionTool
+    assert set(base.__all__) >= {"Tool", "ToolContext"}
+    for name in ("tool", "FunctionTool"):
+        with pytest.raises(AttributeError, match=f"from thinkgraph.tools import {name}"):
+            getattr(base, name)
 
 
 def test_bare_decorator_makes_a_tool_from_name_docstring_and_signature() -> None:
@@ -361,3 +365,26 @@ def test_tool_context_for_call_builds_the_idempotency_key() -> None:
     assert ctx == ToolContext(
         thread_id="thread-9", call_id="call-7", idempotency_key="thread-9:3:call-7", step=3
     )
+
+
+def test_every_factory_takes_the_same_options_and_refuses_an_unknown_one() -> None:
+    from langchain_core.tools import StructuredTool
+
+    from thinkgraph.tools import from_langchain
+    from thinkgraph.tools.base import ToolOptions
+
+    options: ToolOptions = {"requires_approval": True, "sensitive": "token", "retries": 2}
+
+    def send(to: str, token: str) -> str:
+        """Send a note."""
+        return to
+
+    made = tool(**options)(send)
+    lc = from_langchain(StructuredTool.from_function(send), **options)
+    for each in (made, lc):
+        assert each.needs_approval({}) and each.retries == 2
+        assert each.sensitive == frozenset({"token"})  # a bare string is one field name
+        assert each.timeout_s == 30.0 and each.visibility == "full"  # the defaults kept
+    assert (made.kind, lc.kind) == ("function", "external")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'retry'"):
+        tool(retry=3)(send)  # type: ignore[call-overload]

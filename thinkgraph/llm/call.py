@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thinkgraph import tracing
+from thinkgraph.llm._spans import llm_result, model_attributes, reply_attributes, start_model_run
 from thinkgraph.llm.base import (
     AsyncChatModel,
     ChatModel,
@@ -69,10 +70,8 @@ async def call_model(
         fields: other `LLMCallStep` fields for a successful call (e.g. a cleaned `text`).
     """
     callbacks = tracing.callback_manager()
-    run = (
-        None if callbacks is None else await tracing.start_model_run(callbacks, model.name, request)
-    )
-    attributes = tracing.model_attributes(model.name, request)
+    run = None if callbacks is None else await start_model_run(callbacks, model.name, request)
+    attributes = model_attributes(model.name, request)
     with tracing.span(f"chat {model.name}", attributes, client=True) as span:
         started = time.perf_counter()
         try:
@@ -87,9 +86,9 @@ async def call_model(
             )
             return ModelCall(step, None, exc, elapsed)
         elapsed = time.perf_counter() - started
-        tracing.set_attributes(span, tracing.reply_attributes(reply))
+        tracing.set_attributes(span, reply_attributes(reply))
         if run is not None:
-            await run.on_llm_end(tracing.llm_result(reply))
+            await run.on_llm_end(llm_result(reply))
     step = call_step(reply, purpose=request.purpose, node=node, **fields)
     return ModelCall(step, reply, None, elapsed)
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from thinkgraph.errors import ModelConfigError
 from thinkgraph.llm.base import ChatModel, ModelReply, ModelRequest
 from thinkgraph.llm.errors import ModelCallError, to_model_call_error
+from thinkgraph.llm.langchain import LangChainModel
 from thinkgraph.llm.retry import acall_with_fallbacks, call_with_fallbacks
 from thinkgraph.state import ToolCall
 
@@ -284,8 +285,6 @@ def as_chat_model(model: str | ChatModel | BaseChatModel) -> ChatModel:
     # not one, and LangChain is not imported just to tell.
     chat_models = sys.modules.get("langchain_core.language_models")
     if chat_models is not None and isinstance(model, chat_models.BaseChatModel):
-        from thinkgraph.llm.langchain import LangChainModel
-
         return LangChainModel(model)
     raise TypeError(
         f"expected a litellm model string like 'openai/gpt-4o-mini', a ChatModel or a "

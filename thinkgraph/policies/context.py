@@ -33,8 +33,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from thinkgraph.errors import ModelConfigError
 from thinkgraph.llm.base import ChatModel, Message, ModelRequest
 from thinkgraph.llm.call import ModelCall, call_model
+from thinkgraph.llm.litellm import count_tokens, model_info
 from thinkgraph.policies._messages import user_text
 from thinkgraph.policies.projection import (
     AssistantTurn,
@@ -310,9 +312,6 @@ def context_window(model: str) -> int:
     Raises:
         ModelConfigError: litellm's model table does not know the model's window.
     """
-    from thinkgraph.errors import ModelConfigError
-    from thinkgraph.llm.litellm import model_info
-
     window = model_info(model).get("max_input_tokens") if model else None
     if not isinstance(window, int) or window <= 0:
         raise ModelConfigError(
@@ -323,8 +322,6 @@ def context_window(model: str) -> int:
 
 
 def _litellm_tokens(model: str, text: str) -> int:
-    from thinkgraph.llm.litellm import count_tokens
-
     return count_tokens(model, text)
 
 

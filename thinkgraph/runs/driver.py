@@ -37,8 +37,7 @@ from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEv
 from thinkgraph.runs.forks import fork_edits, forked_state
 from thinkgraph.runs.reader import RunReader, pending_of, status_of
 from thinkgraph.state import BaseStep, Counters, RunInfo, TaskStep, numbered, start_state
-from thinkgraph.storage.extras import KeepsPausedRuns, KnowsThreads
-from thinkgraph.storage.lease import athread_lease
+from thinkgraph.storage.contract import Store
 from thinkgraph.types import Breakpoints, StepLimits, check_thread_id
 
 __all__ = ["Driver", "fresh_thread_id"]
@@ -77,18 +76,20 @@ class Driver:
         traced: RunnableConfig | None = None,
         describe: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
-        store = graph.checkpointer
-        if not isinstance(store, BaseCheckpointSaver):
+        saver = graph.checkpointer
+        if not isinstance(saver, BaseCheckpointSaver):
             raise ConfigError("the graph has no checkpointer; compile it with checkpointer=...")
         self.graph = graph
-        self.store: BaseCheckpointSaver[Any] = store
+        self.saver: BaseCheckpointSaver[Any] = saver
+        """The LangGraph saver the runs are stored in."""
+        self.store = Store(saver)
+        """What the runs need of it beyond LangGraph's (has-thread, keep, lease)."""
         self.deps = deps
         self.limits = limits or StepLimits()
         self.breakpoints = breakpoints or Breakpoints()
-        self.reader = RunReader(store, graph, deps.validators)
+        self.reader = RunReader(saver, graph, deps.validators)
         self._traced: RunnableConfig = dict(traced or {})  # type: ignore[assignment]
         self._describe = describe
-        self._keeps = store if isinstance(store, KeepsPausedRuns) else None
 
     def config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
         """The config of every graph call on `thread_id`: its id, tracing, recursion limit.
@@ -131,7 +132,7 @@ class Driver:
         """
         config = self.config(thread_id)
         # A generator's caller runs between its items: it must not pass as the holder.
-        async with athread_lease(self.store, thread_id, nested=False):
+        async with self.store.alease(thread_id, nested=False):
             await self._refuse_existing(thread_id)
             state = self.start_state(task)
             counters = state["counters"]
@@ -168,7 +169,7 @@ class Driver:
                 left as that process leaves it.
         """
         check_thread_id(thread_id)
-        async with athread_lease(self.store, thread_id, nested=False):
+        async with self.store.alease(thread_id, nested=False):
             latest, plan = await self._resume_plan(thread_id, decisions)
             limits = latest.values.get("limits")
             counters = latest.values.get("counters") or Counters()
@@ -233,7 +234,7 @@ class Driver:
         as_node = str(values.get("node") or "start")
         points = values.get("breakpoints")
         counters = values.get("counters") or Counters()
-        async with athread_lease(self.store, new_id, nested=False):
+        async with self.store.alease(new_id, nested=False):
             await self._refuse_existing(new_id)
             await self.graph.aupdate_state(
                 target, values, as_node=START if as_node == "start" else as_node
@@ -343,23 +344,19 @@ class Driver:
         snapshot, which for a long run is most of a resume's time. A store that can keep
         a snapshot at the paused checkpoint (`KeepsPausedRuns`) is given the chain in hand.
         """
-        keeps = self._keeps
-        if result.status != "paused" or keeps is None:
+        if result.status != "paused" or not self.store.keeps_paused_runs:
             return result
         latest = await self.reader.latest_tuple(thread_id)
         if latest is not None:
-            await asyncio.to_thread(keeps.keep_for_resume, latest.config, {"chain": result.chain})
-        await asyncio.to_thread(keeps.settle)
+            chain = {"chain": result.chain}
+            await asyncio.to_thread(self.store.keep_for_resume, latest.config, chain)
+        await asyncio.to_thread(self.store.settle)
         return result
 
     async def _refuse_existing(self, thread_id: str) -> None:
         # Any checkpoint means the thread holds a run, even one killed before its first
         # node; a store that knows its threads answers from its index alone.
-        if isinstance(self.store, KnowsThreads):
-            exists = await self.store.ahas_thread(thread_id)
-        else:
-            exists = await self.reader.latest_tuple(thread_id) is not None
-        if exists:
+        if await self.store.ahas_thread(thread_id):
             raise ThreadExistsError(
                 f"thread {thread_id!r} already holds a run; continue it with "
                 f"resume({thread_id!r}) or start this task on a new thread id"

@@ -29,10 +29,11 @@ from thinkgraph._sync import sync_method
 from thinkgraph.errors import ThreadNotFoundError
 from thinkgraph.hitl import Pending
 from thinkgraph.nodes.deps import Validator
-from thinkgraph.result import RunResult
+from thinkgraph.result import RunResult, RunSummary
 from thinkgraph.state import BaseStep, Counters, PackedSteps, RunInfo, as_step, numbered
 from thinkgraph.storage.checkpointers import steps_left_packed, unpack_steps
-from thinkgraph.storage.threads import RunSummary, list_threads, summarize
+from thinkgraph.storage.contract import Store
+from thinkgraph.storage.threads import summarize
 from thinkgraph.types import (
     Breakpoints,
     RunStatus,
@@ -215,7 +216,7 @@ class RunReader:
             StorageError: the store cannot be read.
         """
         found: list[RunSummary] = []
-        for thread_id in list_threads(self._store):
+        for thread_id in Store(self._store).thread_ids():
             if thread_id_problem(thread_id) is not None:
                 # Stored by another door (a raw LangGraph call, an older version): no
                 # command takes the id, and a listing must not break lines on it.

@@ -1,4 +1,5 @@
-"""Checkpoint stores."""
+"""Checkpoint stores: LangGraph savers opened from a URL, and the store contract
+(`Store`, `RunStore`) that says what thinkgraph needs of them beyond LangGraph's."""
 
 from thinkgraph.storage.checkpointers import (
     DEFAULT_STORE,
@@ -8,12 +9,15 @@ from thinkgraph.storage.checkpointers import (
     serializer,
     sqlite_path,
 )
+from thinkgraph.storage.contract import RunStore, Store
 from thinkgraph.storage.lease import ThreadLeases, athread_lease, thread_lease
 from thinkgraph.storage.threads import RunSummary, list_threads
 
 __all__ = [
     "DEFAULT_STORE",
+    "RunStore",
     "RunSummary",
+    "Store",
     "ThreadLeases",
     "athread_lease",
     "close_checkpointer",

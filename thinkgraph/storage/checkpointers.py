@@ -15,11 +15,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import ormsgpack
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import (
     EXT_CONSTRUCTOR_POS_ARGS,
     EXT_CONSTRUCTOR_SINGLE_ARG,
@@ -43,6 +43,9 @@ from thinkgraph.state import (
     ToolCall,
     Verdict,
 )
+from thinkgraph.storage import sqlite
+from thinkgraph.storage.memory import MemoryStore
+from thinkgraph.storage.threaded import ThreadedAsyncSaver
 from thinkgraph.types import Breakpoints, NextAction, StepLimits
 from thinkgraph.values import storable
 
@@ -63,20 +66,22 @@ DEFAULT_STORE = "sqlite:///.thinkgraph/runs.db"
 _NON_STR_KEYS = ormsgpack.OPT_NON_STR_KEYS
 
 
-def _record_types() -> list[type[Any]]:
-    from thinkgraph.policies.base import Decision
+_RECORD_TYPES: list[type[Any]] = [
+    *STEP_TYPES,
+    ToolCall,
+    Verdict,
+    Counters,
+    RunInfo,
+    StepLimits,
+    Breakpoints,
+    NextAction,
+]
+"""The records a run's channels hold, revived from a prebuilt table."""
 
-    return [
-        *STEP_TYPES,
-        ToolCall,
-        Verdict,
-        Counters,
-        RunInfo,
-        StepLimits,
-        Breakpoints,
-        NextAction,
-        Decision,
-    ]
+_ALSO_ALLOWED = [("thinkgraph.policies.base", "Decision")]
+"""Records a checkpoint may hold that are not the store's to import: a policy's Decision
+(a node of a user's may keep one in a channel). Revived by LangGraph's allowlisted hook,
+which imports the class only when a stored value names it."""
 
 
 def serializer(extra_types: list[type[Any]] | None = None) -> JsonPlusSerializer:
@@ -91,8 +96,8 @@ def serializer(extra_types: list[type[Any]] | None = None) -> JsonPlusSerializer
     are revived from a prebuilt table (no import or allowlist look-up per object); any
     other type goes through LangGraph's hook and its allowlist.
     """
-    types: list[type[Any]] = [*_record_types(), PackedSteps, *(extra_types or [])]
-    allowed = [(t.__module__, t.__qualname__) for t in types]
+    types: list[type[Any]] = [*_RECORD_TYPES, PackedSteps, *(extra_types or [])]
+    allowed = [*((t.__module__, t.__qualname__) for t in types), *_ALSO_ALLOWED]
     fallback = JsonPlusSerializer(allowed_msgpack_modules=allowed)
     hook = _fast_ext_hook({(t.__module__, t.__qualname__): t for t in types}, fallback)
     return serializer_with_hook(_PackingSerializer, hook, allowed_msgpack_modules=allowed)
@@ -285,7 +290,7 @@ def open_checkpointer(url: str = DEFAULT_STORE) -> BaseCheckpointSaver[Any]:
     Example:
         >>> saver = open_checkpointer("memory://")
         >>> type(saver).__name__
-        'InMemorySaver'
+        'MemoryStore'
     """
     scheme, sep, rest = url.partition("://")
     if not sep:
@@ -295,7 +300,7 @@ def open_checkpointer(url: str = DEFAULT_STORE) -> BaseCheckpointSaver[Any]:
         )
     scheme = scheme.lower()
     if scheme == "memory":
-        return InMemorySaver(serde=serializer())
+        return MemoryStore(serde=serializer())
     if scheme == "sqlite":
         return _open_sqlite(url, rest)
     if scheme in _POSTGRES_SCHEMES:
@@ -332,19 +337,24 @@ def _sqlite_path(url: str, rest: str) -> Path:
 
 
 def _open_sqlite(url: str, rest: str) -> BaseCheckpointSaver[Any]:
-    from thinkgraph.storage.sqlite import open_sqlite
-
-    return open_sqlite(_sqlite_path(url, rest), serializer())
+    return sqlite.open_sqlite(_sqlite_path(url, rest), serializer())
 
 
-def _open_postgres(url: str) -> BaseCheckpointSaver[Any]:
+def _postgres() -> ModuleType:
+    """The PostgreSQL store's module, imported when first needed: it needs the optional
+    psycopg, and importing it costs every command that never opens a PostgreSQL store."""
     try:
-        from thinkgraph.storage.postgres import open_postgres
+        from thinkgraph.storage import postgres
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise StorageError(
             "PostgreSQL stores need the postgres extra: pip install 'thinkgraph[postgres]'"
         ) from exc
-    return open_postgres(url, serializer())
+    return postgres
+
+
+def _open_postgres(url: str) -> BaseCheckpointSaver[Any]:
+    saver: BaseCheckpointSaver[Any] = _postgres().open_postgres(url, serializer())
+    return saver
 
 
 def storage_fault(exc: BaseException, url: str | None) -> StorageError | None:
@@ -391,29 +401,22 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 
 def _fault_message(exc: BaseException, url: str | None) -> str | None:
     if isinstance(exc, sqlite3.Error):
-        from thinkgraph.storage.sqlite import describe_fault
-
         try:
             path = sqlite_path(url) if url else None
         except StorageError:
             path = None
-        return describe_fault(exc, path)
+        return sqlite.describe_fault(exc, path)
     # Only a program that imported psycopg can have an error of it to classify.
     psycopg = sys.modules.get("psycopg")
     if psycopg is not None and isinstance(exc, psycopg.OperationalError):
-        from thinkgraph.storage.postgres import describe_fault as describe_postgres
-
-        return describe_postgres(exc, url if url and is_postgres_url(url) else None)
+        described: str | None = _postgres().describe_fault(
+            exc, url if url and is_postgres_url(url) else None
+        )
+        return described
     return None
 
 
 def close_checkpointer(saver: BaseCheckpointSaver[Any]) -> None:
     """Close the connection behind a saver opened by `open_checkpointer`."""
-    from thinkgraph.storage.threaded import ThreadedAsyncSaver
-
     if isinstance(saver, ThreadedAsyncSaver):
-        saver.close_executor()  # the calls in flight finish before the connection closes
-    conn = getattr(saver, "conn", None)
-    close = getattr(conn, "close", None)
-    if callable(close):
-        close()
+        saver.close()  # the calls in flight finish before the connection closes

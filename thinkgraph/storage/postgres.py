@@ -18,13 +18,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.postgres import PostgresSaver
-from psycopg import Connection, OperationalError
+from psycopg import Connection, Error, OperationalError
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
 from thinkgraph.errors import StorageError
-from thinkgraph.storage.sqlite import AGAIN, checkpoint_key, worth_keeping
+from thinkgraph.storage.sqlite import AGAIN, LATEST_THREADS_SQL, checkpoint_key, worth_keeping
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
 
 __all__ = ["PostgresStore", "describe_fault", "open_postgres", "shown_url"]
@@ -117,6 +117,11 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
     def settle(self) -> None:
         """Nothing to do: PostgreSQL defers no write work to a later commit."""
 
+    def close(self) -> None:
+        """Let the calls in flight finish, then close the database connection."""
+        super().close()
+        self.conn.close()
+
     def delete_thread(self, thread_id: str) -> None:
         super().delete_thread(thread_id)
         with postgres_cursor(self) as cur:
@@ -129,10 +134,6 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
 
     def list_thread_ids(self) -> list[str]:
         """The runs' thread ids, newest first, in one query (see `ListsThreads`)."""
-        from psycopg import Error
-
-        from thinkgraph.storage.threads import LATEST_THREADS_SQL
-
         try:
             with postgres_cursor(self) as cur:
                 rows = cur.execute(LATEST_THREADS_SQL).fetchall()

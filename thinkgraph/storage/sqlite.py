@@ -39,7 +39,7 @@ from thinkgraph._langgraph import DeltaSnapshot, sqlite_has_task_path
 from thinkgraph.errors import StorageError
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
 
-__all__ = ["AGAIN", "CompactSqliteSaver", "describe_fault", "open_sqlite"]
+__all__ = ["AGAIN", "LATEST_THREADS_SQL", "CompactSqliteSaver", "describe_fault", "open_sqlite"]
 
 SETTLE_EVERY = 64
 """Checkpoints stored between two copies of the write-ahead log into the database file."""
@@ -84,6 +84,12 @@ _BLOB_SQL = (
     "SELECT type, checkpoint FROM checkpoints "
     "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
 )
+# Only the root namespace: subgraph checkpoints share the thread id but are not runs.
+LATEST_THREADS_SQL = (
+    "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints "
+    "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY latest DESC"
+)
+"""The stores' query for `ListsThreads.list_thread_ids` (the same tables in both)."""
 _HAS_THREAD_SQL = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' LIMIT 1"
 _LIST_SNAPSHOT_SQL = "INSERT OR REPLACE INTO delta_snapshots VALUES (?, ?, ?, ?, ?)"
 _LARGEST_SQL = "SELECT max(size) FROM delta_snapshots WHERE thread_id = ? AND channel = ?"
@@ -242,6 +248,11 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
         with self.lock:
             self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
+    def close(self) -> None:
+        """Let the calls in flight finish, then close the database connection."""
+        super().close()
+        self.conn.close()
+
     def delete_thread(self, thread_id: str) -> None:
         super().delete_thread(thread_id)
         with self.cursor() as cur:
@@ -255,8 +266,6 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
 
     def list_thread_ids(self) -> list[str]:
         """The runs' thread ids, newest first, in one query (see `ListsThreads`)."""
-        from thinkgraph.storage.threads import LATEST_THREADS_SQL
-
         with self.lock:
             return [row[0] for row in self.conn.execute(LATEST_THREADS_SQL)]
 

@@ -89,6 +89,11 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
             self.__executor.shutdown(wait=True)
             self.__executor = None
 
+    def close(self) -> None:
+        """Let the calls in flight finish, then close the saver's connection (a saver
+        with one extends this)."""
+        self.close_executor()
+
     async def ahas_thread(self, thread_id: str) -> bool:
         """Whether the store holds `thread_id` (see `KnowsThreads`): a look-up, so done on
         the loop when the saver can do it without waiting."""

@@ -31,19 +31,19 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, model_validator
+from typing_extensions import TypedDict
 
 from thinkgraph.errors import ToolDefinitionError
 from thinkgraph.tools._threads import run_coroutine, submit_to_worker
 from thinkgraph.values import problem
 
 __all__ = [
-    "FunctionTool",
     "Tool",
     "ToolContext",
     "ToolKind",
+    "ToolOptions",
     "ToolVisibility",
     "checked_args_model",
-    "tool",
 ]
 
 ToolKind: TypeAlias = Literal["function", "llm", "sub_agent", "database", "file_system", "external"]
@@ -51,6 +51,26 @@ ToolKind: TypeAlias = Literal["function", "llm", "sub_agent", "database", "file_
 
 ToolVisibility: TypeAlias = Literal["full", "summary", "hidden"]
 """How much of a tool's calls a chain view shows an end user (see `thinkgraph.views`)."""
+
+
+class ToolOptions(TypedDict, total=False):
+    """The per-tool options every tool factory takes (`@tool`, `from_langchain`,
+    `mcp_tools`), declared once; each means what the `Tool` attribute of its name means,
+    and one left out keeps that attribute's default."""
+
+    kind: ToolKind
+    requires_approval: bool | Callable[[dict[str, Any]], bool]
+    side_effects: bool
+    visibility: ToolVisibility
+    summary_template: str | None
+    sensitive: Iterable[str]
+    timeout_s: float | None
+    retries: int
+    retry_backoff_s: float
+    cache_ttl_s: float | None
+
+
+_OPTIONS = frozenset(ToolOptions.__annotations__)
 
 _NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
 
@@ -211,33 +231,23 @@ class Tool:
         ((name, info),) = fields.items()
         return name if info.annotation is str else None
 
-    def _set_options(
-        self,
-        *,
-        kind: ToolKind,
-        requires_approval: bool | Callable[[dict[str, Any]], bool],
-        side_effects: bool,
-        visibility: ToolVisibility,
-        summary_template: str | None,
-        sensitive: Iterable[str],
-        timeout_s: float | None,
-        retries: int,
-        retry_backoff_s: float,
-        cache_ttl_s: float | None,
-    ) -> None:
+    def _set_options(self, options: ToolOptions) -> None:
         """Set the per-tool options a tool made by a factory (`@tool`, `from_langchain`)
-        was given; `check_definition` checks them."""
-        self.kind = kind
-        self.requires_approval = requires_approval
-        self.side_effects = side_effects
-        self.visibility = visibility
-        self.summary_template = summary_template
-        # A bare string is one field name, not a set of one-letter names.
-        self.sensitive = frozenset([sensitive] if isinstance(sensitive, str) else sensitive)
-        self.timeout_s = timeout_s
-        self.retries = retries
-        self.retry_backoff_s = retry_backoff_s
-        self.cache_ttl_s = cache_ttl_s
+        was given (the others keep the class's defaults); `check_definition` checks them.
+
+        Raises:
+            TypeError: an option no tool has, named as Python names an unknown keyword.
+        """
+        for key, value in options.items():
+            if key not in _OPTIONS:
+                raise TypeError(
+                    f"{type(self).__name__}() got an unexpected keyword argument {key!r}"
+                )
+            setattr(self, key, value)
+        sensitive = options.get("sensitive")
+        if sensitive is not None:
+            # A bare string is one field name, not a set of one-letter names.
+            self.sensitive = frozenset([sensitive] if isinstance(sensitive, str) else sensitive)
 
     def check_definition(self) -> None:
         """Raise `ToolDefinitionError` if the tool cannot be described to a model or run.
@@ -370,6 +380,15 @@ def _trim_titles(schema: Any) -> Any:
     return out
 
 
-# `@tool` and `FunctionTool` live in thinkgraph.tools.function, which imports this module;
-# re-exported last, once everything they need from here is defined.
-from thinkgraph.tools.function import FunctionTool, tool  # noqa: E402
+_MOVED = {"tool", "FunctionTool"}
+
+
+def __getattr__(name: str) -> Any:
+    # `@tool` and `FunctionTool` live in thinkgraph.tools.function, which builds on this
+    # module; re-exporting them here made the two modules import each other.
+    if name in _MOVED:
+        raise AttributeError(
+            f"thinkgraph.tools.base.{name} moved; import it from thinkgraph.tools "
+            f"(from thinkgraph.tools import {name})"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

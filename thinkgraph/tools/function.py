@@ -18,16 +18,17 @@ import functools
 import inspect
 import sys
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Annotated, Any, Generic, ParamSpec, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
+from typing_extensions import Unpack
 
 from thinkgraph.errors import ToolDefinitionError
 from thinkgraph.tools._docstrings import parse_docstring
 from thinkgraph.tools._threads import run_coroutine
-from thinkgraph.tools.base import Tool, ToolContext, ToolKind, ToolVisibility, _check_name
+from thinkgraph.tools.base import Tool, ToolContext, ToolOptions, _check_name
 
 __all__ = ["FunctionTool", "tool"]
 
@@ -49,17 +50,8 @@ class FunctionTool(Tool, Generic[P, R]):
         name: str | None = None,
         description: str | None = None,
         returns: str | None = None,
-        kind: ToolKind = "function",
-        requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
-        side_effects: bool = False,
-        visibility: ToolVisibility = "full",
-        summary_template: str | None = None,
-        sensitive: Iterable[str] = (),
-        timeout_s: float | None = 30.0,
-        retries: int = 0,
-        retry_backoff_s: float = 0.5,
-        cache_ttl_s: float | None = None,
         localns: dict[str, Any] | None = None,
+        **options: Unpack[ToolOptions],
     ) -> None:
         self.fn = fn
         self._call: Callable[..., Any] = fn  # called with keyword arguments from the model
@@ -72,18 +64,7 @@ class FunctionTool(Tool, Generic[P, R]):
         self._ctx_param, self.args_model = _build_args_model(fn, self.name, hints, doc.params)
         self._params = tuple(self.args_model.model_fields)
         self.returns = returns if returns is not None else doc.returns or _describe(hints)
-        self._set_options(
-            kind=kind,
-            requires_approval=requires_approval,
-            side_effects=side_effects,
-            visibility=visibility,
-            summary_template=summary_template,
-            sensitive=sensitive,
-            timeout_s=timeout_s,
-            retries=retries,
-            retry_backoff_s=retry_backoff_s,
-            cache_ttl_s=cache_ttl_s,
-        )
+        self._set_options(options)
         functools.update_wrapper(self, fn, updated=())
         self.check_definition()
 
@@ -126,16 +107,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     returns: str | None = None,
-    kind: ToolKind = "function",
-    requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
-    side_effects: bool = False,
-    visibility: ToolVisibility = "full",
-    summary_template: str | None = None,
-    sensitive: Iterable[str] = (),
-    timeout_s: float | None = 30.0,
-    retries: int = 0,
-    retry_backoff_s: float = 0.5,
-    cache_ttl_s: float | None = None,
+    **options: Unpack[ToolOptions],
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
@@ -146,16 +118,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     returns: str | None = None,
-    kind: ToolKind = "function",
-    requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
-    side_effects: bool = False,
-    visibility: ToolVisibility = "full",
-    summary_template: str | None = None,
-    sensitive: Iterable[str] = (),
-    timeout_s: float | None = 30.0,
-    retries: int = 0,
-    retry_backoff_s: float = 0.5,
-    cache_ttl_s: float | None = None,
+    **options: Unpack[ToolOptions],
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Make a `Tool` from a typed function (sync or async), bare or with options.
 
@@ -187,17 +150,8 @@ def tool(
             name=name,
             description=description,
             returns=returns,
-            kind=kind,
-            requires_approval=requires_approval,
-            side_effects=side_effects,
-            visibility=visibility,
-            summary_template=summary_template,
-            sensitive=sensitive,
-            timeout_s=timeout_s,
-            retries=retries,
-            retry_backoff_s=retry_backoff_s,
-            cache_ttl_s=cache_ttl_s,
             localns=localns,
+            **options,
         )
 
     return wrap if fn is None else wrap(fn)

@@ -28,15 +28,15 @@ from __future__ import annotations
 
 import copy
 import keyword
-from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, Union
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from typing_extensions import Unpack
 
 from thinkgraph.errors import ToolDefinitionError
-from thinkgraph.tools.base import _NAME, Tool, ToolContext, ToolKind, ToolVisibility, _trim_titles
+from thinkgraph.tools.base import _NAME, Tool, ToolContext, ToolOptions, _trim_titles
 
 __all__ = ["LangChainTool", "from_langchain"]
 
@@ -58,16 +58,7 @@ class LangChainTool(Tool):
         *,
         name: str | None = None,
         description: str | None = None,
-        kind: ToolKind = "external",
-        requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
-        side_effects: bool = False,
-        visibility: ToolVisibility = "full",
-        summary_template: str | None = None,
-        sensitive: Iterable[str] = (),
-        timeout_s: float | None = 30.0,
-        retries: int = 0,
-        retry_backoff_s: float = 0.5,
-        cache_ttl_s: float | None = None,
+        **options: Unpack[ToolOptions],
     ) -> None:
         self.lc_tool = lc_tool
         self.name = name if name is not None else lc_tool.name
@@ -78,18 +69,7 @@ class LangChainTool(Tool):
             )
         self.description = description if description is not None else lc_tool.description
         self._dict_schema, self.args_model = _args_model(lc_tool, self.name)
-        self._set_options(
-            kind=kind,
-            requires_approval=requires_approval,
-            side_effects=side_effects,
-            visibility=visibility,
-            summary_template=summary_template,
-            sensitive=sensitive,
-            timeout_s=timeout_s,
-            retries=retries,
-            retry_backoff_s=retry_backoff_s,
-            cache_ttl_s=cache_ttl_s,
-        )
+        self._set_options({"kind": "external", **options})
         self.check_definition()
 
     def json_schema(self) -> dict[str, Any]:
@@ -116,16 +96,7 @@ def from_langchain(
     *,
     name: str | None = None,
     description: str | None = None,
-    kind: ToolKind = "external",
-    requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
-    side_effects: bool = False,
-    visibility: ToolVisibility = "full",
-    summary_template: str | None = None,
-    sensitive: Iterable[str] = (),
-    timeout_s: float | None = 30.0,
-    retries: int = 0,
-    retry_backoff_s: float = 0.5,
-    cache_ttl_s: float | None = None,
+    **options: Unpack[ToolOptions],
 ) -> LangChainTool:
     """Our `Tool` for a LangChain tool, with our per-tool options set in one call.
 
@@ -147,21 +118,7 @@ def from_langchain(
     """
     if not isinstance(lc_tool, BaseTool):
         raise TypeError(f"from_langchain takes a LangChain BaseTool, got {type(lc_tool).__name__}")
-    return LangChainTool(
-        lc_tool,
-        name=name,
-        description=description,
-        kind=kind,
-        requires_approval=requires_approval,
-        side_effects=side_effects,
-        visibility=visibility,
-        summary_template=summary_template,
-        sensitive=sensitive,
-        timeout_s=timeout_s,
-        retries=retries,
-        retry_backoff_s=retry_backoff_s,
-        cache_ttl_s=cache_ttl_s,
-    )
+    return LangChainTool(lc_tool, name=name, description=description, **options)
 
 
 # -- the arguments model --------------------------------------------------------------------

@@ -27,8 +27,7 @@ from thinkgraph.views.redact import Redactor
 from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, tool_map
 
 if TYPE_CHECKING:
-    from thinkgraph.result import RunResult
-    from thinkgraph.storage.threads import RunSummary
+    from thinkgraph.result import RunResult, RunSummary
 
 __all__ = ["FORMAT_VERSION", "run_summary_dict", "to_json", "to_json_dict"]
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias
 
 import networkx as nx
 
+from thinkgraph.state import TaskStep
 from thinkgraph.viz.ascii import to_ascii
 from thinkgraph.viz.dot import to_dot, to_png, to_svg
 from thinkgraph.viz.mermaid import to_mermaid
@@ -16,16 +18,32 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
     from langgraph.types import StateSnapshot
 
-    from thinkgraph.nodes.deps import Deps
     from thinkgraph.result import RunResult
     from thinkgraph.types import Breakpoints, StepLimits
 
-__all__ = ["FORMATS", "DiagramFormat", "draw_run", "render"]
+__all__ = ["FORMATS", "DiagramFormat", "Gated", "draw_run", "render"]
 
 DiagramFormat: TypeAlias = Literal["mermaid", "ascii", "dot", "svg", "png"]
 
 FORMATS: Final[tuple[DiagramFormat, ...]] = ("mermaid", "ascii", "dot", "svg", "png")
 """Every diagram format; svg and png need Graphviz's `dot` program."""
+
+
+class Gated(Protocol):
+    """What a diagram reads of an agent's parts: which tools wait for a person.
+
+    An agent's `Deps` is one; a protocol so drawing never imports the node bodies.
+    """
+
+    @property
+    def tools(self) -> Iterable[Any]:
+        """The agent's tools (each may have `requires_approval` and `side_effects`)."""
+        ...
+
+    @property
+    def approve(self) -> Iterable[str] | str | None:
+        """The agent's ``approve`` setting: tool names, "side_effects" or None."""
+        ...
 
 
 def render(model: nx.DiGraph, fmt: str, overlay: RunOverlay | None = None) -> str | bytes:
@@ -50,7 +68,7 @@ def render(model: nx.DiGraph, fmt: str, overlay: RunOverlay | None = None) -> st
 
 def draw_run(
     graph: CompiledStateGraph[Any, Any, Any, Any],
-    deps: Deps,
+    deps: Gated,
     fmt: str,
     *,
     limits: StepLimits,
@@ -70,8 +88,6 @@ def draw_run(
         breakpoints: the agent's breakpoints, likewise.
         run: a run's latest snapshot and its result, both from one read of the store.
     """
-    from thinkgraph.state import TaskStep
-
     approvals = approval_tools(deps.tools, deps.approve)
     ran: dict[str, Any] | None = None
     if run is not None:

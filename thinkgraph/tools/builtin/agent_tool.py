@@ -21,19 +21,52 @@ from __future__ import annotations
 import contextvars
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from thinkgraph.errors import ThreadNotFoundError, ToolDefinitionError
+from thinkgraph.result import RunResult
 from thinkgraph.tools.base import Tool, ToolContext, ToolKind
 from thinkgraph.tools.output import ToolOutput, ToolUsage
 from thinkgraph.tools.registry import ToolRegistry, current_registry
 
-if TYPE_CHECKING:
-    from thinkgraph.agent import Agent, RunResult
+__all__ = ["AgentTool", "Delegate", "DelegationError", "agent_tool"]
 
-__all__ = ["AgentTool", "DelegationError", "agent_tool"]
+
+class _Parts(Protocol):
+    @property
+    def tools(self) -> ToolRegistry: ...
+
+
+class Delegate(Protocol):
+    """Who a tool hands a task to: a thinkgraph `Agent` is one.
+
+    A protocol, so the tools package needs no agent to import: what delegation uses is
+    running a task on a thread, reading or continuing that thread, and the delegate's
+    tools (which name it on the delegation path).
+    """
+
+    @property
+    def deps(self) -> _Parts:
+        """The delegate's parts; its `tools` registry identifies it on the path."""
+        ...
+
+    def run(self, task: str, thread_id: str | None = None) -> RunResult:
+        """Run `task` on `thread_id` until it finishes or pauses."""
+        ...
+
+    def resume(self, thread_id: str, decisions: Any = None) -> RunResult:
+        """Continue the run on `thread_id`."""
+        ...
+
+    def result(self, thread_id: str) -> RunResult:
+        """Where the run on `thread_id` stands.
+
+        Raises:
+            ThreadNotFoundError: no run is stored under `thread_id`.
+        """
+        ...
 
 
 class DelegationError(Exception):
@@ -70,7 +103,7 @@ class AgentTool(Tool):
 
     def __init__(
         self,
-        agent: Agent,
+        agent: Delegate,
         *,
         name: str,
         description: str,
@@ -85,6 +118,7 @@ class AgentTool(Tool):
         self.max_depth = max_depth
         self.timeout_s = timeout_s
         self._lock = threading.Lock()
+        self._opened = False
         self.check_definition()
 
     def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
@@ -95,8 +129,6 @@ class AgentTool(Tool):
         self._check(path)
         child_path = (*path, _Running(self.agent.deps.tools, self.name))
         thread_id = f"{ctx.idempotency_key}/{self.name}"
-        with self._lock:
-            _ = self.agent.graph  # compiled once here, not by parallel calls racing to it
         # A fresh context: the parent's LangGraph config lives in context variables, and a
         # child run that inherited it would be taken for a subgraph of the parent's run
         # (checkpointed under the parent's namespace, unreadable as its own thread).
@@ -120,11 +152,22 @@ class AgentTool(Tool):
     def _run_child(self, path: tuple[_Running, ...], args: BaseModel, thread_id: str) -> RunResult:
         _PATH.set(path)
         try:
-            stored = self.agent.result(thread_id)
+            stored = self._stored(thread_id)
         except ThreadNotFoundError:
             return self.agent.run(cast(_TaskArgs, args).task, thread_id=thread_id)
         # The call ran before (a crash or a resume re-runs it): go on, never start over.
         return self.agent.resume(thread_id) if stored.status == "running" else stored
+
+    def _stored(self, thread_id: str) -> RunResult:
+        if self._opened:
+            return self.agent.result(thread_id)
+        # The first read opens the delegate's store (and builds its graph): done once,
+        # not by parallel calls racing to it.
+        with self._lock:
+            try:
+                return self.agent.result(thread_id)
+            finally:
+                self._opened = True
 
 
 def _output(result: RunResult) -> ToolOutput:
@@ -152,7 +195,7 @@ def _output(result: RunResult) -> ToolOutput:
 
 
 def agent_tool(
-    agent: Agent,
+    agent: Delegate,
     *,
     name: str,
     description: str,
