@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -17,6 +18,7 @@ from thinkgraph.state import (
     FinalStep,
     HumanStep,
     LLMCallStep,
+    NoteStep,
     ObservationStep,
     ResetStep,
     RunInfo,
@@ -45,6 +47,7 @@ ONE_OF_EACH = [
     ValidationStep(answer="a", verdicts=[Verdict(passed=False, reason="r")], passed=False),
     ResetStep(lesson="l"),
     HumanStep(kind="guidance", text="g"),
+    NoteStep(text="n", for_model=False),
     FinalStep(answer="a", stop_reason="max_steps", forced=True),
 ]
 
@@ -135,3 +138,80 @@ def test_the_chain_reducer_takes_steps_as_plain_dicts_from_a_json_client() -> No
     assert [s.number for s in chain] == [0, 1] and chain[0].text == "add 2 and 40"
     with pytest.raises(ValidationError, match="type"):
         append_steps(chain, [[{"type": "nonsense"}]])
+
+
+# -- numbering and stamping: the reducer numbers, the running node names -------------------
+
+
+def test_the_reducer_numbers_fresh_steps_in_place_and_copies_none() -> None:
+    fresh = [ObservationStep(call_id="1", tool="t", text="x"), ResetStep(lesson="l")]
+    assert [s.number for s in fresh] == [-1, -1]  # a node emits its steps unnumbered
+    chain = append_steps([TaskStep(text="a", number=0)], [fresh])
+    assert [s.number for s in chain] == [0, 1, 2]
+    assert chain[1] is fresh[0] and chain[2] is fresh[1]
+
+
+def test_the_reducer_keeps_the_numbers_of_steps_stored_before() -> None:
+    # A run stored before the reducer numbered alone: its steps carry their numbers.
+    old = [TaskStep(text="a", number=0), ThoughtStep(text="t", number=1)]
+    chain = append_steps([], [old])
+    assert [s.number for s in chain] == [0, 1] and chain[1] is old[1]
+
+
+def test_a_step_appended_twice_gets_two_numbers_without_changing_the_first() -> None:
+    step = ObservationStep(call_id="1", tool="t", text="x")
+    chain = append_steps([], [[step], [step]])
+    assert [s.number for s in chain] == [0, 1]
+    assert chain[0] is step and chain[1] is not step and step.number == 0
+
+
+def test_a_step_made_outside_a_node_names_no_node() -> None:
+    assert ThoughtStep(text="t").node == ""
+    assert ThoughtStep(text="t", node="fork").node == "fork"
+
+
+def _renamed_think(deps: Any) -> Any:
+    from langgraph.graph import END, START, StateGraph
+
+    from thinkgraph.graphs import parts
+    from thinkgraph.state import AgentState
+
+    graph: Any = StateGraph(AgentState)
+    graph.add_node("plan", parts.think_node(deps))  # our think, under the user's name
+    graph.add_node("act", parts.act_node(deps))
+    for name in ("observe", "validate", "reset", "finalize"):
+        graph.add_node(name, getattr(parts, f"{name}_node")(deps))
+    graph.add_edge(START, "plan")
+    back = {"think": "plan", "act": "act", "validate": "validate", "reset": "reset"}
+    graph.add_conditional_edges("plan", parts.think_router(deps), {**back, "finalize": "finalize"})
+    graph.add_edge("act", "observe")
+    graph.add_conditional_edges(
+        "observe", parts.observe_router(deps), {"think": "plan", "finalize": "finalize"}
+    )
+    graph.add_conditional_edges(
+        "validate",
+        parts.validate_router(deps),
+        {"think": "plan", "reset": "reset", "finalize": "finalize"},
+    )
+    graph.add_edge("reset", "plan")
+    graph.add_edge("finalize", END)
+    return graph
+
+
+def test_our_think_node_added_as_plan_stamps_its_steps_plan(
+    sqlite_url: str, thread_id: str
+) -> None:
+    replies = ['Thought: add\nAction: add\nAction Input: {"a": 2, "b": 40}', "Final Answer: 42"]
+    with Agent(
+        ScriptedModel(replies), [add], build_graph=_renamed_think, store=sqlite_url
+    ) as agent:
+        result = agent.run("add", thread_id=thread_id)
+        history = [c.node for c in agent.history(thread_id)]
+    assert result.status == "done"
+    by_type = {(s.type, s.node) for s in result.chain if s.type in ("llm_call", "thought")}
+    assert by_type == {("llm_call", "plan"), ("thought", "plan")}
+    calls = [s for s in result.chain if s.type == "tool_call"]
+    assert calls and {s.node for s in calls} == {"plan"}
+    assert [s.number for s in result.chain] == list(range(len(result.chain)))
+    # The run's history names the node as the graph does, too.
+    assert "plan" in history and "think" not in history

@@ -25,6 +25,7 @@ from thinkgraph._agent_parts import (
     traced_config,
 )
 from thinkgraph._sync import sync_iterator, sync_method
+from thinkgraph.graphs.address import graph_metadata, graph_source
 from thinkgraph.llm.base import ChatModel
 from thinkgraph.nodes.deps import Validator
 from thinkgraph.policies.base import Policy
@@ -61,7 +62,9 @@ class Agent:
 
     Your own graph: pass ``build_graph=build`` where ``build(deps)`` returns an
     uncompiled `StateGraph` made with `thinkgraph.graphs.parts` (and nodes of yours). It is
-    checked with `check_graph` here, and runs, pauses, streams and draws like ours.
+    checked with `check_graph` here, and runs, pauses, streams and draws like ours. Or pass
+    ``graph="module:function"``. Its address (``agent.graph_address``) goes with every run
+    (`thinkgraph.graphs.address`): the CLI continues the run on it from any process.
 
     Tracing (`thinkgraph.tracing`): ``callbacks``, ``tags``, ``metadata`` and ``run_name``
     go into every graph call of this agent, so LangChain handlers see the run, its nodes,
@@ -86,6 +89,7 @@ class Agent:
         context: ContextPolicy | None = None,
         confidence_threshold: float | None = None,
         build_graph: GraphBuilder | None = None,
+        graph: str | None = None,
         callbacks: Callbacks = None,
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
@@ -94,6 +98,8 @@ class Agent:
         self.limits = limits or StepLimits()
         settings = (max_observation_chars, context, confidence_threshold)
         self.deps = agent_deps(model, tools, policy, validators, approve, *settings)
+        build_graph, self.graph_address = graph_source(build_graph, graph)
+        metadata = graph_metadata(metadata, self.graph_address)
         # A user's graph is built and checked now, so a broken one fails where it is given
         # (ours is checked by build_react_graph, on first use).
         self._builder = build_graph and built_graph(build_graph, self.deps, self.limits)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
+from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.channels import DeltaChannel
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import TypedDict
@@ -31,6 +32,7 @@ __all__ = [
     "FinalStep",
     "HumanStep",
     "LLMCallStep",
+    "NoteStep",
     "ObservationStep",
     "PackedSteps",
     "ResetStep",
@@ -47,6 +49,7 @@ __all__ = [
     "last_value",
     "new_id",
     "number_steps",
+    "running_node",
     "stamp_steps",
     "start_state",
 ]
@@ -121,16 +124,21 @@ class BaseStep(BaseModel):
         # Done when a step is made, not in a validator: a step revived from the store was
         # made storable when it was written, and reviving is the cost of a resume.
         def __init__(self, **data: Any) -> None:
+            if not data.get("node"):
+                data["node"] = running_node()
             super().__init__(**storable(data))
 
     number: int = -1
-    """Position in the chain, from 0; assigned when the step is appended."""
+    """Position in the chain, from 0; given by the chain's reducer when the step is
+    appended (-1 until then): a node never numbers its steps."""
     id: str = Field(default_factory=new_id)
     """Unique id of the step."""
     at: datetime = Field(default_factory=_now)
     """When the step was recorded (UTC)."""
     node: str = ""
-    """The graph node that wrote the step."""
+    """The graph node that wrote the step: the name the node has in its graph (our think
+    node added as "plan" writes "plan"). Left out, it is the node running when the step
+    is made (see `running_node`); "" outside any node."""
 
 
 class TaskStep(BaseStep):
@@ -274,6 +282,25 @@ class HumanStep(BaseStep):
     call_id: str | None = None
 
 
+class NoteStep(BaseStep):
+    """What a node wrote for itself: a plan, a reflection, a reviewer's remark.
+
+    A node's own word, not a person's: the model is shown it as the note of the node that
+    wrote it ("Note from reflect: ..."), never as guidance from a person, and the views
+    show it as a note. Made inside a node, it names that node without being told.
+
+    Example:
+        >>> async def reflect(state, *, deps):
+        ...     return {"chain": [NoteStep(text="the totals disagree; check the units")]}
+    """
+
+    type: Literal["note"] = "note"
+    text: str
+    """What the node noted."""
+    for_model: bool = True
+    """Whether later prompts show the note to the model; False keeps it for people only."""
+
+
 class FinalStep(BaseStep):
     """The end of the run: its answer and why it stopped."""
 
@@ -295,6 +322,7 @@ Step: TypeAlias = Annotated[
     | ValidationStep
     | ResetStep
     | HumanStep
+    | NoteStep
     | FinalStep,
     Field(discriminator="type"),
 ]
@@ -311,6 +339,7 @@ STEP_TYPES: tuple[type[BaseStep], ...] = (
     ValidationStep,
     ResetStep,
     HumanStep,
+    NoteStep,
     FinalStep,
 )
 
@@ -364,18 +393,30 @@ class RunInfo(BaseModel):
 
 
 # -- the chain channel --------------------------------------------------------------------
-# Step numbers are given here and nowhere else: a step's number is its index in the chain.
-# The reducer (`append_steps`) is the authority; the nodes' factories number the steps a
-# node makes before it returns them (`number_steps`), so the reducer finds them right and
-# copies none; a stream numbers a user's raw node's steps the same way (`numbered`).
+# Steps are numbered here and nowhere else: a step's number is its index in the chain, given
+# by the reducer (`append_steps`). Steps are stamped with their node when they are made
+# (`BaseStep` asks `running_node`), so the name a user gave our node is the one recorded.
+
+
+def running_node() -> str:
+    """The name of the graph node running now, or "" outside a node.
+
+    LangGraph runs each node (each act task too) with its name in the config's metadata
+    (``langgraph_node``), also in the worker thread of a sync node. A step made without a
+    ``node`` takes this, so a node never has to know the name its graph gave it.
+    """
+    config = var_child_runnable_config.get()
+    if not config:
+        return ""
+    node = (config.get("metadata") or {}).get("langgraph_node")
+    return node if isinstance(node, str) else ""
 
 
 def number_steps(steps: Sequence[BaseStep], first: int) -> None:
-    """Give freshly made steps their chain numbers, in place, before a node returns them.
+    """Deprecated: the chain's reducer numbers every step; this only pre-sets the numbers.
 
-    Steps are frozen records; these are new objects the writing node still owns, so setting
-    the number here, once, spares the reducer a copy of each step on every write and on
-    every reload.
+    Kept for graphs written against it. A number set here is overwritten by the reducer
+    when it is not the step's place in the chain.
     """
     for offset, step in enumerate(steps):
         if step.number != first + offset:
@@ -383,8 +424,28 @@ def number_steps(steps: Sequence[BaseStep], first: int) -> None:
 
 
 def numbered(step: BaseStep, number: int) -> BaseStep:
-    """`step` with chain number `number`: itself when it has it, else a copy."""
+    """`step` with chain number `number`: itself when it has it, else a copy.
+
+    For a reader that shows a step before the reducer has numbered it (a stream); the
+    chain itself is numbered by `append_steps` alone.
+    """
     return step if step.number == number else step.model_copy(update={"number": number})
+
+
+def _placed(step: BaseStep, number: int) -> BaseStep:
+    """`step` at chain position `number`, as the reducer appends it.
+
+    A fresh step (number -1: made by a node, appended for the first time) is numbered in
+    place: no chain holds it yet, and a copy of every step on every write and every reload
+    is what a resume would pay. A step with another number (appended before, perhaps to
+    another chain) is copied, never changed.
+    """
+    if step.number == number:
+        return step
+    if step.number == -1:
+        object.__setattr__(step, "number", number)
+        return step
+    return step.model_copy(update={"number": number})
 
 
 def start_state(
@@ -398,8 +459,7 @@ def start_state(
     `Agent` gives a run this as the graph's input; the server graph's start node makes it
     from ``{"task": ...}``. `graph` is a custom graph's description (see `TaskStep`).
     """
-    chain: list[BaseStep] = [TaskStep(node="start", text=task, graph=graph)]
-    number_steps(chain, 0)
+    chain: list[BaseStep] = [TaskStep(node="start", text=task, graph=graph, number=0)]
     return {
         "chain": chain,
         "limits": limits,
@@ -416,10 +476,9 @@ def start_state(
 
 
 def stamp_steps(steps: Sequence[BaseStep], node: str) -> None:
-    """Name the node that wrote freshly made steps, in place, where the step left it empty.
+    """Deprecated: a step names its node when it is made (see `running_node`).
 
-    A node of a user's built with `thinkgraph.graphs.parts.node` may make steps without
-    naming itself; the run overlay and the views count steps by their node.
+    Kept for graphs written against it: names `node` on freshly made steps that name none.
     """
     for step in steps:
         if not step.node:
@@ -429,8 +488,8 @@ def stamp_steps(steps: Sequence[BaseStep], node: str) -> None:
 def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) -> list[BaseStep]:
     """The chain's reducer: append each write's steps, numbering them in order.
 
-    Numbers are given here, not by the node that made the step, so steps written by
-    parallel act tasks in one super-step still get one gap-free sequence. The numbering
+    The one place steps are numbered: a node emits its steps unnumbered, so steps written
+    by parallel act tasks in one super-step still get one gap-free sequence. The numbering
     depends only on the order of writes, which makes the reducer batching-invariant as
     `DeltaChannel` requires: replaying writes in other batches rebuilds the same chain.
 
@@ -441,7 +500,7 @@ def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) ->
     out = list(chain)
     for write in writes:
         for step in write:
-            out.append(numbered(as_step(step), len(out)))
+            out.append(_placed(as_step(step), len(out)))
     return out
 
 

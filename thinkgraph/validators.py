@@ -27,11 +27,13 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest
-from thinkgraph.llm.call import call_model
+from thinkgraph.llm.base import ChatModel, Message, ModelReply
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.model import ModelAnswer, ask_model
 from thinkgraph.policies._json import describe_errors, find_json_object
 from thinkgraph.state import (
     BaseStep,
+    Counters,
     LLMCallStep,
     ObservationStep,
     TaskStep,
@@ -175,19 +177,38 @@ class LLMCritic:
         self, answer: str, state: Mapping[str, Any], *, model: ChatModel, turn: int
     ) -> Review:
         """Ask the critic model; a failed call or an unreadable reply fails the answer."""
-        critic = self.model or model
-        request = ModelRequest(
-            messages=self.messages(answer, state.get("chain", [])), turn=turn, purpose="critic"
+        asked = await self.ask(answer, state, None, Counters(model_calls=turn), model=model)
+        return Review(self.verdict(asked), asked.call, asked.reply)
+
+    async def ask(
+        self,
+        answer: str,
+        state: Mapping[str, Any],
+        deps: Deps | None,
+        counters: Counters,
+        *,
+        model: ChatModel | None = None,
+    ) -> ModelAnswer:
+        """Ask the critic model (its own, else `model`, else the agent's) about `answer`."""
+        return await ask_model(
+            state,
+            deps,
+            self.messages(answer, state.get("chain", [])),
+            purpose="critic",
+            model=self.model or model,
+            counters=counters,
+            count_time=False,
         )
-        called = await call_model(critic, request, node="validate")
-        if called.reply is None:  # the provider's failure is recorded, not raised
-            verdict = Verdict(
+
+    def verdict(self, asked: ModelAnswer) -> Verdict:
+        """The critic's verdict from its call: a failed call fails the answer."""
+        if asked.reply is None:  # the provider's failure is recorded, not raised
+            return Verdict(
                 passed=False,
-                reason=f"the critic could not be asked ({called.step.error})",
+                reason=f"the critic could not be asked ({asked.call.error})",
                 validator="llm_critic",
             )
-            return Review(verdict, called.step, None)
-        return Review(parse_critique(called.reply.text), called.step, called.reply)
+        return parse_critique(asked.reply.text)
 
     def __call__(self, answer: str, state: Mapping[str, Any]) -> Verdict:
         """Check an answer outside a run (inside one, validate awaits `review`)."""

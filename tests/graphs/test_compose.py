@@ -171,17 +171,18 @@ def test_breakpoints_may_name_a_custom_node_and_unknown_names_are_refused() -> N
               breakpoints={"before": ["critic"]})  # fmt: skip
 
 
-def test_a_node_wrapped_without_deps_gets_the_state_only_and_its_steps_numbered() -> None:
+def test_a_node_wrapped_without_deps_gets_the_state_only_and_leaves_numbers_to_the_chain() -> None:
     def stamp(state: AgentState) -> dict[str, Any]:
         return {"chain": [ThoughtStep(node="stamp", text=f"{len(state['chain'])} steps so far")]}
 
     run = parts.node("stamp", stamp)
     update = run.invoke({"chain": [ThoughtStep(node="think")] * 3})
-    assert update["node"] == "stamp" and update["chain"][0].number == 3
+    # The node emits its step unnumbered: the chain's reducer numbers it when appended.
+    assert update["node"] == "stamp" and update["chain"][0].number == -1
     assert update["chain"][0].text == "3 steps so far"
 
 
-def test_a_node_stamps_its_name_on_steps_that_leave_it_empty_sync_or_async() -> None:
+def test_a_step_names_the_node_it_was_made_in_sync_or_async() -> None:
     def plain(state: AgentState) -> dict[str, Any]:
         return {"chain": [HumanStep(kind="review", text="ok"), ThoughtStep(node="other")]}
 
@@ -189,8 +190,13 @@ def test_a_node_stamps_its_name_on_steps_that_leave_it_empty_sync_or_async() -> 
         return plain(state)
 
     for fn in (plain, awaited):
-        update = parts.node("critic", fn).invoke({"chain": []})
-        assert [s.node for s in update["chain"]] == ["critic", "other"]
+        # Added under another name than the factory's: the graph's name is recorded.
+        graph: Graph = StateGraph(AgentState)
+        graph.add_node("critic", parts.node("review", fn))
+        graph.add_edge(START, "critic")
+        graph.add_edge("critic", END)
+        chain = graph.compile().invoke({"chain": [ThoughtStep(text="t")]})["chain"]
+        assert [(s.node, s.number) for s in chain[1:]] == [("critic", 1), ("other", 2)]
 
 
 def test_a_users_unwrapped_node_streams_its_steps_with_their_stored_numbers() -> None:

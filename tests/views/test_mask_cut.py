@@ -221,7 +221,9 @@ def huge_run() -> RunResult:
     return RunResult(thread_id="huge", status="done", answer="stored", chain=_huge_chain())
 
 
-@pytest.mark.timeout(10)
+# The bound catches the quadratic cost (minutes), not a speed goal (that is in bench/): it
+# leaves room for a machine whose cores are shared with parallel test workers.
+@pytest.mark.timeout(45)
 @pytest.mark.parametrize("view", sorted(VIEWS))
 def test_a_reply_with_200000_secret_keys_is_shown_in_bounded_time(
     view: str, huge_run: RunResult
@@ -233,7 +235,7 @@ def test_a_reply_with_200000_secret_keys_is_shown_in_bounded_time(
     assert MASK in out
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(45)
 def test_a_live_display_learns_and_shows_a_200000_key_reply_in_bounded_time(
     huge_run: RunResult,
 ) -> None:

@@ -60,7 +60,7 @@ from thinkgraph.nodes.observe import observe as _observe
 from thinkgraph.nodes.reset import reset as _reset
 from thinkgraph.nodes.think import think as _think
 from thinkgraph.nodes.validate import validate as _validate
-from thinkgraph.state import AgentState, number_steps, stamp_steps
+from thinkgraph.state import AgentState, number_steps, running_node
 from thinkgraph.types import StepLimits
 
 __all__ = [
@@ -118,11 +118,12 @@ def node(
     """Make `fn` a thinkgraph node named `name`; every node of ours is made this way.
 
     The node records its name in the ``node`` channel (breakpoints, history and fork read
-    it), stamps the chain steps it writes with its name (where `fn` left it empty) and
-    numbers them, and leaves out channels it did not change. The node is async: run the
-    graph with ``ainvoke``/``astream`` (or through `Agent`, whose sync methods do that).
-    An ``async def`` `fn` is awaited; a plain function runs in a worker thread, so one
-    that blocks on I/O never holds up the other runs.
+    it) and leaves out channels it did not change. The steps `fn` makes name the node they
+    were made in, and the chain's reducer numbers them (see `thinkgraph.state`).
+
+    The node is async: run the graph with ``ainvoke``/``astream`` (or through `Agent`,
+    whose sync methods do that). An ``async def`` `fn` is awaited; a plain function runs
+    in a worker thread, so one that blocks on I/O never holds up the other runs.
 
     Args:
         name: the node's name in the graph.
@@ -142,9 +143,6 @@ def node(
         with tracing.span(f"thinkgraph.node {name}", {"thinkgraph.node": name}):
             out = await call(state) if is_async else await asyncio.to_thread(call, state)
         update = dict(out or {})
-        steps = update.get("chain", ())
-        stamp_steps(steps, name)
-        number_steps(steps, len(state["chain"]))
         # A value equal to the one stored is left out: the state is the same either way,
         # and each written channel costs a serialized row in the checkpoint's writes.
         changed = {
@@ -152,7 +150,8 @@ def node(
             for key, value in update.items()
             if key == "chain" or key not in state or state[key] != value  # type: ignore[literal-required]
         }
-        return {**changed, "node": name}
+        # The name the graph gave the node, which a user may have chosen over ours.
+        return {**changed, "node": running_node() or name}
 
     run.__name__ = name
     run.__qualname__ = name
@@ -205,7 +204,7 @@ def act_node(deps: Deps) -> Node:
             update = await _act(task, config, deps=deps)
         if "number" in task:
             number_steps(update.get("chain", ()), task["number"])
-        return {**update, "node": routing.ACT}
+        return {**update, "node": running_node() or routing.ACT}
 
     run.__name__ = routing.ACT
     run.__qualname__ = routing.ACT

@@ -31,6 +31,7 @@ from typing import Any, Final, Literal
 from langgraph.types import Send
 
 from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.gate import waiting_calls
 from thinkgraph.state import AgentState, Counters
 from thinkgraph.types import NextAction, StepLimits, StopReason
 
@@ -223,10 +224,7 @@ def route_approved(state: AgentState, deps: Deps | None = None) -> str | list[Se
 
 
 def _unapproved(state: AgentState, deps: Deps, only: set[str] | None) -> list[str]:
-    from thinkgraph.nodes.approve import unapproved_calls
-
-    calls = [c for c in state.get("pending_calls") or [] if only is None or c.id in only]
-    return unapproved_calls(deps, state["chain"], calls)
+    return waiting_calls(state, deps, only)
 
 
 def _sends(state: AgentState, only: set[str] | None, deps: Deps | None) -> list[Send]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from thinkgraph.state import LLMCallStep, ToolCall
+from thinkgraph.state import LLMCallStep, ToolCall, running_node
 
 __all__ = [
     "AsyncChatModel",
@@ -91,11 +91,12 @@ def call_step(reply: ModelReply, *, purpose: Purpose, node: str = "", **fields: 
     Args:
         reply: what the model answered.
         purpose: why it was called (think, finalize, summarize, critic).
-        node: the node that made the call; the purpose's name when left out.
+        node: the node that made the call; when left out, the node running now (the
+            purpose's name outside a node).
         fields: other `LLMCallStep` fields to set or override (e.g. a cleaned `text`).
     """
     recorded: dict[str, Any] = {
-        "node": node or purpose,
+        "node": node or running_node() or purpose,
         "purpose": purpose,
         "model": reply.model,
         "provider": reply.provider,
@@ -115,7 +116,7 @@ def failed_call_step(
 ) -> LLMCallStep:
     """The chain step that records a model call that raised; `error` says how it failed."""
     return LLMCallStep(
-        node=node or purpose,
+        node=node or running_node() or purpose,
         purpose=purpose,
         model=model,
         error=f"{type(exc).__name__}: {exc}",

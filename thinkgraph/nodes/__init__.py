@@ -1,0 +1,13 @@
+"""The node bodies of a thinkgraph graph, and what a node of yours uses to be one of them.
+
+A node of yours is a function ``fn(state, *, deps) -> update``, wrapped with
+`thinkgraph.graphs.parts.node`. To ask the model it calls `ask_model` (`ask_model_sync`
+from a plain ``def``): the call is an ``llm_call`` step, counts in the budgets and keeps a
+`ScriptedModel`'s turn. To leave a note in the chain it writes a
+`thinkgraph.state.NoteStep`.
+"""
+
+from thinkgraph.nodes.deps import Deps, Validator
+from thinkgraph.nodes.model import ModelAnswer, ask_model, ask_model_sync
+
+__all__ = ["Deps", "ModelAnswer", "Validator", "ask_model", "ask_model_sync"]

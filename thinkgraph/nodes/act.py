@@ -73,4 +73,4 @@ async def act(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str,
     if cached is not None:
         return {"chain": [replay_cached(cached, task["call"], ctx)]}
     result = await aexecute_call(deps.tools, task["call"], ctx, time_left_s=task.get("time_left_s"))
-    return {"chain": [result.model_copy(update={"node": "act"})]}
+    return {"chain": [result]}

@@ -19,6 +19,7 @@ from thinkgraph.hitl import (
     approval_answer,
 )
 from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.gate import calls_needing_approval, decided_calls, waiting_calls
 from thinkgraph.state import (
     AgentState,
     BaseStep,
@@ -28,78 +29,29 @@ from thinkgraph.state import (
     ToolCall,
     ToolResultStep,
 )
-from thinkgraph.tools.base import Tool
 from thinkgraph.tools.registry import ToolRegistry
-from thinkgraph.tools.runner import validate_args
 
-__all__ = ["approve", "calls_needing_approval", "langchain_request", "unapproved_calls"]
-
-
-def calls_needing_approval(deps: Deps, calls: Sequence[ToolCall]) -> list[str]:
-    """Ids of the calls a person must approve: by the tool's own rule or the agent's.
-
-    A tool's predicate sees exactly the arguments the tool would get: the model's input
-    mapped and validated as act does it (bare text to the single str parameter, defaults
-    filled in). A call whose arguments cannot be determined needs approval: act would
-    refuse it anyway, and a predicate must never be asked about arguments it cannot see.
-    """
-    needed: list[str] = []
-    for call in calls:
-        tool = deps.tools.get(call.name)
-        if tool is None:
-            continue  # an unknown tool cannot run; act tells the model so
-        if (
-            (isinstance(deps.approve, frozenset) and call.name in deps.approve)
-            or (deps.approve == "side_effects" and tool.side_effects)
-            or _rule_asks(tool, call)
-        ):
-            needed.append(call.id)
-    return needed
-
-
-def _rule_asks(tool: Tool, call: ToolCall) -> bool:
-    if tool.requires_approval is False:
-        return False
-    args = validate_args(tool, call)
-    return args is None or tool.needs_approval(args.model_dump())
-
-
-def decided_calls(chain: Sequence[BaseStep]) -> dict[str, str]:
-    """The decisions a person recorded in the current round: call id → what they said.
-
-    Scans back only to the round's thought (a round's decisions follow its calls).
-    """
-    decided: dict[str, str] = {}
-    for step in reversed(chain):
-        if isinstance(step, ThoughtStep):
-            break
-        if isinstance(step, HumanStep) and step.call_id is not None:
-            decided.setdefault(step.call_id, step.kind)
-    return decided
+__all__ = [
+    "approval_requests",
+    "approve",
+    "calls_needing_approval",
+    "decided_calls",
+    "langchain_request",
+    "unapproved_calls",
+]
 
 
 def unapproved_calls(deps: Deps, chain: Sequence[BaseStep], calls: Sequence[ToolCall]) -> list[str]:
-    """Ids of the calls that need a person's decision and have none recorded.
+    """Ids of `calls` that need a person's decision and have none recorded in `chain`.
 
-    Checked from the tools themselves at the edges into act, so a state that says nothing
-    needs approval (written by hand, or by an older graph) cannot skip the gate.
+    The gate (`thinkgraph.nodes.gate.waiting_calls`) for calls outside a state.
     """
-    needed = calls_needing_approval(deps, calls)
-    if not needed:
-        return []
-    decided = decided_calls(chain)
-    return [call_id for call_id in needed if call_id not in decided]
+    return waiting_calls({"chain": chain, "pending_calls": calls}, deps)
 
 
-def approval_requests(state: AgentState, deps: Deps | None = None) -> list[Pending]:
-    """What the gate asks a person: one entry per call that needs a decision.
-
-    The calls think marked, and with `deps` every other call of the round that needs a
-    decision with none recorded yet.
-    """
-    need = set(state.get("needs_approval") or [])
-    if deps is not None:
-        need.update(unapproved_calls(deps, state["chain"], state.get("pending_calls") or []))
+def approval_requests(state: AgentState, deps: Deps) -> list[Pending]:
+    """What the gate asks a person: one entry per call of the round that waits for one."""
+    need = set(waiting_calls(state, deps))
     thought = next((s.text for s in reversed(state["chain"]) if isinstance(s, ThoughtStep)), "")
     step = (state.get("counters") or Counters()).steps
     return [
@@ -188,11 +140,11 @@ def _applied(
     if decision is None:
         return call, [], True
     if isinstance(decision, Approve):
-        return call, [HumanStep(node="approve", kind="approve", call_id=call.id)], True
+        return call, [HumanStep(kind="approve", call_id=call.id)], True
     if isinstance(decision, Edit):
         edited = call.model_copy(update={"args": decision.args, "raw_args": None})
         text = json.dumps(decision.args, ensure_ascii=False)
-        return edited, [HumanStep(node="approve", kind="edit", text=text, call_id=call.id)], True
+        return edited, [HumanStep(kind="edit", text=text, call_id=call.id)], True
     if isinstance(decision, Reject):
         text = decision.reason
         outcome: dict[str, Any] = {
@@ -203,8 +155,8 @@ def _applied(
     else:
         text = decision.text
         outcome = {"ok": True, "output": decision.text}
-    human = HumanStep(node="approve", kind=decision.action, text=text, call_id=call.id)
-    result = ToolResultStep(node="approve", call_id=call.id, tool=call.name, attempts=0, **outcome)
+    human = HumanStep(kind=decision.action, text=text, call_id=call.id)
+    result = ToolResultStep(call_id=call.id, tool=call.name, attempts=0, **outcome)
     # Traced like a call that ran: a person's answer is this call's outcome.
     tracing.answered_call(call, result, "rejected" if isinstance(decision, Reject) else "responded")
     return call, [human, result], False

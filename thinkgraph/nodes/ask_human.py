@@ -106,7 +106,7 @@ async def ask_human(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     )
     action, text = parse_human_answer(answer)
     update: dict[str, Any] = {
-        "chain": [HumanStep(node="ask_human", kind=action, text=text)],
+        "chain": [HumanStep(kind=action, text=text)],
         "counters": counters.model_copy(update={"consecutive_failures": 0}),
     }
     if action == "abort":

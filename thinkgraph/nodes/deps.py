@@ -53,3 +53,8 @@ class Deps:
     """How much of the chain a prompt shows (truncate or summarize); None shows it all."""
     confidence_threshold: float | None = None
     """A candidate answer with a lower confidence is validated instead of taken (None: off)."""
+    gate_verdicts: dict[tuple[str, str, str | None, str], bool] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """What the tools' approval rules said of this agent's calls (see `thinkgraph.nodes.gate`):
+    a rule is judged once per call, however many edges ask the gate."""

@@ -6,9 +6,8 @@ import time
 from typing import Any
 
 from thinkgraph.graphs.routing import guard_stop
-from thinkgraph.llm.base import ModelRequest
-from thinkgraph.llm.call import call_model, count_usage
 from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.model import ask_model
 from thinkgraph.state import (
     AgentState,
     BaseStep,
@@ -56,20 +55,23 @@ async def _forced_answer(
     chain = state["chain"]
     # Truncated, never summarized: the run is ending and needs no new summary.
     shown = deps.context.select(chain, deps.model.name) if deps.context is not None else chain
-    request = ModelRequest(
-        messages=deps.policy.to_messages(shown, tools, final=True),
-        tools=None,
-        turn=counters.model_calls,
+    answer = await ask_model(
+        state,
+        deps,
+        deps.policy.to_messages(shown, tools, final=True),
         purpose="finalize",
+        counters=counters,
+        count_time=False,
     )
-    called = await call_model(deps.model, request)
-    counters = count_usage(counters, called.reply, time.perf_counter() - started)
-    call = called.step
-    if called.reply is None:  # a provider failure ends the run with the reason recorded
+    counters = answer.counters.model_copy(
+        update={"elapsed_s": answer.counters.elapsed_s + (time.perf_counter() - started)}
+    )
+    call = answer.call
+    if answer.reply is None:  # a provider failure ends the run with the reason recorded
         message = call.error or ""
-        failed: list[BaseStep] = [call, ErrorStep(node="finalize", kind="model", message=message)]
+        failed = list(answer.steps)
         return _end(None, reason, "failed", counters, detail=message, before=failed, forced=True)
-    decision = deps.policy.parse_reply(called.reply)
+    decision = deps.policy.parse_reply(answer.reply)
     if decision.kind == "final" and decision.answer is not None:
         return _end(decision.answer, reason, "done", counters, before=[call], forced=True)
     detail = "the model did not give a final answer when asked for one"
@@ -101,7 +103,7 @@ def _end(
     before: list[BaseStep] | None = None,
     forced: bool = False,
 ) -> dict[str, Any]:
-    final = FinalStep(node="finalize", answer=answer, stop_reason=reason, forced=forced)
+    final = FinalStep(answer=answer, stop_reason=reason, forced=forced)
     return {
         "chain": [*(before or []), final],
         "answer": answer,

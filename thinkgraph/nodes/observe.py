@@ -90,7 +90,6 @@ async def observe(state: AgentState, *, deps: Deps) -> dict[str, Any]:
             slowest = max(slowest, result.duration_s)
         steps.append(
             ObservationStep(
-                node="observe",
                 call_id=call.id,
                 tool=call.name,
                 text=text,

@@ -25,7 +25,7 @@ async def reset(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     """Mark a reset point; the next projection starts after it, with the lesson."""
     counters = state.get("counters") or Counters()
     return {
-        "chain": [ResetStep(node="reset", lesson=_lesson(state))],
+        "chain": [ResetStep(lesson=_lesson(state))],
         "counters": counters.model_copy(
             update={"resets": counters.resets + 1, "consecutive_failures": 0}
         ),

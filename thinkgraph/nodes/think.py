@@ -6,10 +6,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from thinkgraph.llm.base import ModelRequest
-from thinkgraph.llm.call import call_model, count_usage
-from thinkgraph.nodes.approve import calls_needing_approval
 from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.gate import calls_needing_approval
+from thinkgraph.nodes.model import ask_model, count_usage, is_fatal_model_error
 from thinkgraph.policies.base import Decision
 from thinkgraph.policies.context import fit_context
 from thinkgraph.state import (
@@ -52,7 +51,6 @@ def refused_decision_feedback(
         counters.steps < limits.min_steps
     ):
         return ErrorStep(
-            node="think",
             kind="refused_action",
             message=f"final answer at step {counters.steps} refused: min_steps is "
             f"{limits.min_steps}",
@@ -62,7 +60,6 @@ def refused_decision_feedback(
         )
     if last.next_action == NextAction.RESET and counters.resets >= limits.max_resets:
         return ErrorStep(
-            node="think",
             kind="refused_action",
             message=f"reset refused: max_resets ({limits.max_resets}) reached",
             feedback="You cannot start over again (no resets left). Continue from where you are.",
@@ -93,44 +90,37 @@ async def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         for summary in fitted.calls:
             steps.append(summary.step)
             counters = count_usage(counters, summary.reply, 0.0)  # the node's time is added below
-    request = ModelRequest(
-        messages=deps.policy.to_messages(shown, tools),
-        tools=deps.policy.tool_schemas(tools),
-        turn=counters.model_calls,
-        purpose="think",
-    )
     counters = counters.model_copy(update={"steps": counters.steps + 1})
-    called = await call_model(deps.model, request)
-    # The whole node's time counts, projection and parsing included, not only the call's.
-    counters = count_usage(counters, called.reply, 0.0)
-    counters = counters.model_copy(
-        update={"elapsed_s": counters.elapsed_s + (time.perf_counter() - started)}
+    answer = await ask_model(
+        state,
+        deps,
+        deps.policy.to_messages(shown, tools),
+        purpose="think",
+        tools=deps.policy.tool_schemas(tools),
+        counters=counters,
+        count_time=False,
     )
-    steps.append(called.step)
-    if called.reply is None:
-        message = called.step.error or ""
-        fatal = called.error is not None and is_fatal_model_error(called.error)
-        steps.append(ErrorStep(node="think", kind="model", message=message, fatal=fatal))
-        if fatal:
+    # The whole node's time counts, projection and parsing included, not only the call's.
+    counters = answer.counters.model_copy(
+        update={"elapsed_s": answer.counters.elapsed_s + (time.perf_counter() - started)}
+    )
+    steps.extend(answer.steps)
+    if answer.reply is None:
+        if answer.fatal:
             # Retrying cannot help (a refused key): use up the failure allowance so the
             # router ends the run now (or asks a person), and finalize names the cause.
             failures = max(counters.consecutive_failures, limits.max_consecutive_failures - 1)
             counters = counters.model_copy(update={"consecutive_failures": failures})
         return _decided(steps, counters, failed=True)
-    call = called.step
-    decision = gate_confidence(deps.policy.parse_reply(called.reply), deps.confidence_threshold)
+    call = answer.call
+    decision = gate_confidence(deps.policy.parse_reply(answer.reply), deps.confidence_threshold)
     if decision.kind == "error":
         error = decision.error or "the reply could not be parsed"
-        steps.append(
-            ErrorStep(
-                node="think", kind="parse", message=error, feedback=error, llm_call_id=call.id
-            )
-        )
+        steps.append(ErrorStep(kind="parse", message=error, feedback=error, llm_call_id=call.id))
         return _decided(steps, counters, failed=True)
     action = decision.next_action
     steps.append(
         ThoughtStep(
-            node="think",
             text=decision.thought,
             next_action=action,
             answer=decision.answer,
@@ -141,7 +131,6 @@ async def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     calls = list(decision.tool_calls) if action == NextAction.CONTINUE else []
     steps.extend(
         ToolCallStep(
-            node="think",
             call=c,
             think_step=counters.steps,
             sensitive=deps.tools.sensitive_fields(c.name),
@@ -156,18 +145,6 @@ async def think(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         "needs_approval": calls_needing_approval(deps, calls) if calls else [],
         "candidate": decision.answer if decision.kind == "final" else None,
     }
-
-
-def is_fatal_model_error(exc: BaseException) -> bool:
-    """Whether a model failure ends the run at once: the provider refused the credentials.
-
-    Only a `ModelCallError` that says it is not retryable with status 401 or 403 counts;
-    anything else may pass on a later try and is left to the failure guard.
-    """
-    return getattr(exc, "retryable", True) is False and getattr(exc, "status_code", None) in (
-        401,
-        403,
-    )
 
 
 def gate_confidence(decision: Decision, threshold: float | None) -> Decision:

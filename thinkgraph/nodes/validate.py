@@ -7,11 +7,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from thinkgraph.llm.call import count_usage
 from thinkgraph.nodes.deps import Deps, Validator
+from thinkgraph.nodes.model import count_usage
 from thinkgraph.state import AgentState, BaseStep, Counters, ValidationStep, Verdict
 from thinkgraph.types import NextAction
-from thinkgraph.validators import ModelReviewer
+from thinkgraph.validators import LLMCritic, ModelReviewer
 
 __all__ = ["run_validator", "validate"]
 
@@ -55,8 +55,14 @@ async def validate(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     steps: list[BaseStep] = []
     verdicts: list[Verdict] = []
     for validator in deps.validators:
-        if isinstance(validator, ModelReviewer):
+        if isinstance(validator, LLMCritic):
             # A model-backed validator's call is a chain step and counts in the budgets.
+            asked = await validator.ask(answer, state, deps, counters)
+            steps.extend(asked.steps)
+            counters = asked.counters
+            verdicts.append(validator.verdict(asked))
+        elif isinstance(validator, ModelReviewer):
+            # A reviewer of yours makes its own call: recorded and counted the same way.
             review = await validator.review(
                 answer, state, model=deps.model, turn=counters.model_calls
             )
@@ -67,9 +73,7 @@ async def validate(state: AgentState, *, deps: Deps) -> dict[str, Any]:
             verdicts.append(await run_validator(validator, answer, state))
     passed = all(v.passed for v in verdicts)
     if verdicts:
-        steps.append(
-            ValidationStep(node="validate", answer=answer, verdicts=verdicts, passed=passed)
-        )
+        steps.append(ValidationStep(answer=answer, verdicts=verdicts, passed=passed))
     elapsed = counters.elapsed_s + (time.perf_counter() - started)
     if passed:
         return {

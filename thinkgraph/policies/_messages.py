@@ -16,6 +16,7 @@ from thinkgraph.policies.projection import (
     FeedbackTurn,
     GuidanceTurn,
     LessonTurn,
+    NoteTurn,
     ObservationTurn,
     RejectionTurn,
     SummaryTurn,
@@ -47,6 +48,8 @@ def user_text(turn: Turn) -> str | None:
         return f"Your answer was not accepted{why}. Revise it and reply again."
     if isinstance(turn, GuidanceTurn):
         return f"Guidance from a person: {turn.text}"
+    if isinstance(turn, NoteTurn):
+        return f"Note from {turn.node}: {turn.text}"
     return None
 
 

@@ -51,6 +51,7 @@ from thinkgraph.state import (
     ErrorStep,
     HumanStep,
     LLMCallStep,
+    NoteStep,
     ResetStep,
     TaskStep,
     ValidationStep,
@@ -195,7 +196,7 @@ async def fit_context(
     request = ModelRequest(
         messages=policy.summary_request(chain, old), turn=turn, purpose="summarize"
     )
-    called = await call_model(model, request, node="think")
+    called = await call_model(model, request)
     if called.reply is None:
         return Fitted(chain=policy.select(chain, model.name), calls=[called])
     text = called.reply.text.strip()
@@ -253,7 +254,7 @@ def _starts_unit(step: BaseStep) -> bool:
         return step.kind != "parse"
     if isinstance(step, HumanStep):
         return step.kind in ("guidance", "retry")
-    return isinstance(step, ValidationStep)
+    return isinstance(step, ValidationStep | NoteStep)
 
 
 def _size(unit: _Unit) -> int:

@@ -14,7 +14,8 @@ What is projected:
 - one `AssistantTurn` per think call that was parsed (its `ThoughtStep` and
   `ToolCallStep`s), or an `UnparsedTurn` when the reply could not be parsed;
 - observations, feedback the model must act on (refused actions, validation errors, a
-  rejected answer) and guidance from a person.
+  rejected answer), guidance from a person and the notes a node wrote for the model
+  (`NoteStep`), each as its own kind of turn.
 
 Tool results, other model calls (finalize, summarize, critic), provider failures, approval
 decisions and the final step are not projected: the model sees a tool's result as its
@@ -34,6 +35,7 @@ from thinkgraph.state import (
     ErrorStep,
     HumanStep,
     LLMCallStep,
+    NoteStep,
     ObservationStep,
     ResetStep,
     TaskStep,
@@ -49,6 +51,7 @@ __all__ = [
     "FeedbackTurn",
     "GuidanceTurn",
     "LessonTurn",
+    "NoteTurn",
     "ObservationTurn",
     "RejectionTurn",
     "SummaryTurn",
@@ -138,6 +141,15 @@ class GuidanceTurn:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class NoteTurn:
+    """What a node of the graph noted for the model (a plan, a reflection): not a person."""
+
+    node: str
+    """The node that wrote the note."""
+    text: str
+
+
 Turn: TypeAlias = (
     TaskTurn
     | LessonTurn
@@ -148,6 +160,7 @@ Turn: TypeAlias = (
     | FeedbackTurn
     | RejectionTurn
     | GuidanceTurn
+    | NoteTurn
 )
 """Any turn of a projection."""
 
@@ -441,4 +454,6 @@ def _other(step: BaseStep) -> Turn | None:
         return RejectionTurn(step.answer, reasons)
     if isinstance(step, HumanStep) and step.kind in _HUMAN_KINDS_SHOWN and step.text.strip():
         return GuidanceTurn(step.text.strip())
+    if isinstance(step, NoteStep) and step.for_model and step.text.strip():
+        return NoteTurn(step.node or "a node", step.text.strip())
     return None

@@ -23,6 +23,7 @@ from thinkgraph.policies.projection import (
     FeedbackTurn,
     GuidanceTurn,
     LessonTurn,
+    NoteTurn,
     ObservationTurn,
     RejectionTurn,
     SummaryTurn,
@@ -142,6 +143,8 @@ def _render(turn: Turn) -> list[tuple[str, str]]:
         return [("user", f"Your answer was not accepted{why}. Revise it and reply again.")]
     if isinstance(turn, GuidanceTurn):
         return [("user", f"Guidance from a person: {turn.text}")]
+    if isinstance(turn, NoteTurn):
+        return [("user", f"Note from {turn.node}: {turn.text}")]
     raise TypeError(f"no rendering for turn {turn!r}; add a case to react_text._render")
 
 

@@ -21,7 +21,14 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from thinkgraph.state import BaseStep, ToolCall, ToolCallStep, ToolResultStep, new_id
+from thinkgraph.state import (
+    BaseStep,
+    ToolCall,
+    ToolCallStep,
+    ToolResultStep,
+    new_id,
+    running_node,
+)
 from thinkgraph.tools.base import ToolContext
 from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.tools.runner import validate_args
@@ -113,7 +120,7 @@ def replay_cached(source: ToolResultStep, call: ToolCall, ctx: ToolContext) -> T
             "id": new_id(),
             "number": -1,
             "at": datetime.now(UTC),
-            "node": "act",
+            "node": running_node() or "act",
             "call_id": call.id,
             "tool": call.name,
             "cached": True,

@@ -15,6 +15,13 @@ Example:
     #3   final       final_answer: 4
 """
 
+from thinkgraph.views.diff import RunDiff, diff_runs
+from thinkgraph.views.diff_render import (
+    diff_to_html,
+    diff_to_json,
+    diff_to_markdown,
+    diff_to_text,
+)
 from thinkgraph.views.html_page import to_html
 from thinkgraph.views.json_doc import run_summary_dict, to_json, to_json_dict
 from thinkgraph.views.markdown import to_markdown
@@ -34,9 +41,15 @@ __all__ = [
     "MASK",
     "Audience",
     "Redactor",
+    "RunDiff",
     "ViewItem",
     "ViewPolicy",
     "Visibility",
+    "diff_runs",
+    "diff_to_html",
+    "diff_to_json",
+    "diff_to_markdown",
+    "diff_to_text",
     "format_item",
     "format_step",
     "redact_chain",

@@ -69,7 +69,7 @@ border-radius:.4rem;margin:.45rem 0;padding:.45rem .7rem}
 .t-thought{border-left-color:#7a5af8}.t-tool_call{border-left-color:#2e90fa}
 .t-tool_result{border-left-color:#15b79e}.t-observation{border-left-color:#66c61c}
 .t-error{border-left-color:#f04438}.t-validation{border-left-color:#ee46bc}
-.t-reset{border-left-color:#f79009}.t-human{border-left-color:#eaaa08}
+.t-reset{border-left-color:#f79009}.t-human{border-left-color:#eaaa08}.t-note{border-left-color:#7a5af8}
 .t-final{border-left-color:#12b76a}.summary{border-left-style:dashed}
 .failed{border-left-color:#f04438}
 .note{background:#fdf0c4;border:1px solid #eaaa08;border-radius:.4rem;padding:.5rem .8rem}

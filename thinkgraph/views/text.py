@@ -15,6 +15,7 @@ from thinkgraph.state import (
     FinalStep,
     HumanStep,
     LLMCallStep,
+    NoteStep,
     ObservationStep,
     ResetStep,
     TaskStep,
@@ -112,6 +113,8 @@ def step_body(step: BaseStep, *, limit: int | None = None) -> str:
         body = f"start over. lesson: {step.lesson}"
     elif isinstance(step, HumanStep):
         body = f"{step.kind}: {step.text}" if step.text else step.kind
+    elif isinstance(step, NoteStep):
+        body = step.text if step.for_model else f"{step.text}  (not shown to the model)"
     elif isinstance(step, FinalStep):
         forced = " (forced)" if step.forced else ""
         body = f"{step.stop_reason}{forced}: {step.answer if step.answer is not None else '—'}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from thinkgraph.viz.ascii import to_ascii
 from thinkgraph.viz.checks import check_graph
+from thinkgraph.viz.diff import render_diff, to_ascii_diff, to_mermaid_diff
 from thinkgraph.viz.dot import GraphvizNotFoundError, to_dot, to_png, to_svg
 from thinkgraph.viz.mermaid import to_mermaid
 from thinkgraph.viz.model import (
@@ -43,10 +44,13 @@ __all__ = [
     "is_guarded_router",
     "overlay_from_result",
     "render",
+    "render_diff",
     "to_ascii",
+    "to_ascii_diff",
     "to_dot",
     "to_graph_model",
     "to_mermaid",
+    "to_mermaid_diff",
     "to_png",
     "to_svg",
 ]
