@@ -25,7 +25,7 @@ from thinkgraph.policies.base import Policy
 from thinkgraph.policies.context import ContextPolicy
 from thinkgraph.runs.driver import Driver
 from thinkgraph.state import AgentState
-from thinkgraph.storage import open_checkpointer
+from thinkgraph.storage import Retention, open_checkpointer
 from thinkgraph.tools import Tool, ToolRegistry, from_langchain, tool
 from thinkgraph.types import Breakpoints, StepLimits
 
@@ -158,6 +158,7 @@ def open_driver(
     limits: StepLimits,
     breakpoints: Breakpoints,
     traced: RunnableConfig,
+    retention: Retention | None = None,
 ) -> Driver:
     """The run driver of an agent: its store opened, its graph (ours when `builder` is None)
     compiled with it, and the agent's limits, breakpoints and tracing config."""
@@ -167,5 +168,11 @@ def open_driver(
     # ours is not: any Agent draws it.
     describe = functools.cache(lambda: description_of(graph)) if builder is not None else None
     return Driver(
-        graph, deps, limits=limits, breakpoints=breakpoints, traced=traced, describe=describe
+        graph,
+        deps,
+        limits=limits,
+        breakpoints=breakpoints,
+        traced=traced,
+        describe=describe,
+        retention=retention,
     )

@@ -35,7 +35,7 @@ from thinkgraph.runs.driver import Driver, fresh_thread_id
 from thinkgraph.runs.events import RunEvent, asteps_of, outcome
 from thinkgraph.runs.reader import CheckpointInfo, RunReader
 from thinkgraph.state import BaseStep
-from thinkgraph.storage import DEFAULT_STORE, close_checkpointer
+from thinkgraph.storage import DEFAULT_STORE, Retention, close_checkpointer
 from thinkgraph.tools import Tool
 from thinkgraph.types import Breakpoints, RunStatus, StepLimits, check_thread_id
 
@@ -70,6 +70,8 @@ class Agent:
     go into every graph call of this agent, so LangChain handlers see the run, its nodes,
     and each model and tool call; OpenTelemetry spans go to the configured provider.
 
+    ``retention=Retention(keep_last=20)`` prunes each run that ends done or failed.
+
     Runs are driven by `thinkgraph.runs.Driver` (its methods document each error); every
     method taking a thread id raises `ThreadIdError` for one that cannot name a run.
     """
@@ -94,6 +96,7 @@ class Agent:
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
         run_name: str | None = None,
+        retention: Retention | None = None,
     ) -> None:
         self.limits = limits or StepLimits()
         settings = (max_observation_chars, context, confidence_threshold)
@@ -110,6 +113,7 @@ class Agent:
         self._driver: Driver | None = None
         # LangChain tracing for every graph call of this agent (run, resume, fork, events).
         self._traced = traced_config(callbacks, tags, metadata, run_name)
+        self._retention = retention  # what of a finished run is pruned when it ends
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -118,7 +122,7 @@ class Agent:
         """What runs this agent's graph: the store opened, the graph compiled, on first use."""
         if self._driver is None:
             parts = (self.deps, self._store, self.limits, self.breakpoints, self._traced)
-            self._driver = open_driver(self._builder, *parts)
+            self._driver = open_driver(self._builder, *parts, self._retention)
         return self._driver
 
     @property

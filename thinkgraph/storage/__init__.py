@@ -11,12 +11,13 @@ from thinkgraph.storage.checkpointers import (
 )
 from thinkgraph.storage.contract import RunStore, Store
 from thinkgraph.storage.lease import ThreadLeases, athread_lease, thread_lease
-from thinkgraph.storage.prune import PruneReport, RunPruned, prune
+from thinkgraph.storage.prune import PruneReport, Retention, RunPruned, prune
 from thinkgraph.storage.threads import RunSummary, list_threads
 
 __all__ = [
     "DEFAULT_STORE",
     "PruneReport",
+    "Retention",
     "RunPruned",
     "RunStore",
     "RunSummary",
