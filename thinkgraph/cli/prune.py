@@ -77,10 +77,9 @@ def prune(
         from thinkgraph.storage import Store, sqlite_path
 
         with Agent(ScriptedModel([]), store=url) as agent:
-            statuses = {run.thread_id: run.status for run in agent.runs()}
             store_ = Store(agent.graph.checkpointer)  # type: ignore[arg-type]
             options: dict[str, Any] = {
-                "status": statuses.get,
+                "status": agent.reader.status,  # read for the runs prune looks at, only
                 "keep_last": keep_last,
                 "older_than": age,
                 "thread": thread,
