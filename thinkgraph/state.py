@@ -150,6 +150,8 @@ class TaskStep(BaseStep):
     graph: dict[str, Any] | None = None
     """The graph the run ran, when it is not the prebuilt one: its diagram model as
     networkx node-link data, so `draw` and `show` draw that graph, not the default."""
+    replay_of: str | None = None
+    """For a replay (`thinkgraph.runs.replay`): the thread of the run it replays."""
 
 
 class SentRequest(BaseModel):
@@ -488,14 +490,20 @@ def start_state(
     limits: StepLimits,
     breakpoints: Breakpoints | None = None,
     graph: dict[str, Any] | None = None,
+    replay_of: str | None = None,
 ) -> dict[str, Any]:
     """The channels a run starts with: the task step, its limits, zeroed counters.
 
     `Agent` gives a run this as the graph's input; the server graph's start node makes it
-    from ``{"task": ...}``. `graph` is a custom graph's description (see `TaskStep`).
+    from ``{"task": ...}``. `graph` is a custom graph's description (see `TaskStep`);
+    `replay_of` the run a replay replays (then also in the ``replay_of`` channel).
     """
-    chain: list[BaseStep] = [TaskStep(node="start", text=task, graph=graph, number=0)]
+    chain: list[BaseStep] = [
+        TaskStep(node="start", text=task, graph=graph, replay_of=replay_of, number=0)
+    ]
+    replayed = {} if replay_of is None else {"replay_of": replay_of}
     return {
+        **replayed,
         "chain": chain,
         "limits": limits,
         "breakpoints": breakpoints or Breakpoints(),
@@ -586,3 +594,5 @@ class AgentState(TypedDict, total=False):
     """Ids of the pending calls act should run (after approval; rejected calls are not)."""
     breakpoints: Breakpoints
     """Where this run pauses for debugging."""
+    replay_of: str
+    """For a replay: the thread it replays (absent otherwise). A replay is not resumed."""

@@ -9,6 +9,7 @@ from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest
 from thinkgraph.llm.errors import ModelCallError
 from thinkgraph.llm.langchain import LangChainModel
 from thinkgraph.llm.litellm import LiteLLMModel, as_chat_model
+from thinkgraph.llm.replay import ReplayModel
 from thinkgraph.llm.scripted import ScriptedModel, ScriptExhaustedError
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "ModelReply",
     "ModelRequest",
     "ScriptExhaustedError",
+    "ReplayModel",
     "ScriptedModel",
     "as_chat_model",
 ]
