@@ -31,6 +31,7 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.forks import edited_state, fork_edits
+from thinkgraph.graphs.address import graph_metadata, graph_source
 from thinkgraph.graphs.react import build_react_graph
 from thinkgraph.hitl import Pending, check_approvals
 from thinkgraph.llm import as_chat_model
@@ -91,7 +92,9 @@ class Agent:
 
     Your own graph: pass ``build_graph=build`` where ``build(deps)`` returns an
     uncompiled `StateGraph` made with `thinkgraph.graphs.parts` (and nodes of yours). It is
-    checked with `check_graph` here, and runs, pauses, streams and draws like ours.
+    checked with `check_graph` here, and runs, pauses, streams and draws like ours. Or pass
+    ``graph="module:function"``. Its address (``agent.graph_address``) goes with every run
+    (`thinkgraph.graphs.address`): the CLI continues the run on it from any process.
 
     Tracing (see `thinkgraph.tracing`): ``callbacks``, ``tags``, ``metadata`` and
     ``run_name`` go into the config of every graph call this agent makes (run, resume, fork
@@ -116,6 +119,7 @@ class Agent:
         context: ContextPolicy | None = None,
         confidence_threshold: float | None = None,
         build_graph: GraphBuilder | None = None,
+        graph: str | None = None,
         callbacks: Callbacks = None,
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
@@ -134,6 +138,8 @@ class Agent:
             context=context,
             confidence_threshold=confidence_threshold,
         )
+        build_graph, self.graph_address = graph_source(build_graph, graph)
+        metadata = graph_metadata(metadata, self.graph_address)
         # A user's graph is built and checked now, so a broken one fails where it is given
         # (ours is checked by build_react_graph, on first use).
         self._builder = (

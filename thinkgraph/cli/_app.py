@@ -1,6 +1,8 @@
-"""The `thinkgraph` Typer app and what its commands share: options, errors, output.
+"""The `thinkgraph` Typer app and what its commands share: errors, tools, output.
 
-Commands live in their own modules (run.py, inspect.py, demo.py, …) and register on `app`.
+Commands live in their own modules (run.py, inspect.py, demo.py, …) and register on `app`;
+their options are declared once in `_options.py`. This module imports no other module of
+the CLI but `_options`: the others build on it.
 
 Exit codes: 0 the run is done, 1 the run failed (its stop reason is printed), 2 bad usage,
 configuration or storage (one line says what to fix), 3 the run is paused or unfinished,
@@ -11,19 +13,17 @@ from __future__ import annotations
 
 import importlib
 import itertools
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from contextvars import ContextVar
-from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Any, NoReturn
 
 import typer
 from typer import _click as click
 from typer._click.globals import get_current_context
 from typer.core import TyperArgument, TyperCommand, TyperOption
 
+from thinkgraph.cli._options import STORE_NAMED
 from thinkgraph.errors import ThinkgraphError
 
 __all__ = [
@@ -32,31 +32,18 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_PAUSED",
     "EXIT_USAGE",
-    "ApiBaseOpt",
     "Command",
-    "EnqueueOpt",
-    "JsonOpt",
-    "McpOpt",
-    "ModelOpt",
-    "NoInputOpt",
-    "QueueOpt",
-    "QuietOpt",
-    "ScriptOpt",
-    "StoreOpt",
-    "ToolsOpt",
     "app",
     "default_store",
     "existing_store",
-    "exit_for",
     "fail",
     "guarded",
     "import_spec",
     "load_mcp",
     "load_tool",
-    "make_model",
+    "load_tools",
     "print_steps",
     "report",
-    "stored_thread",
 ]
 
 EXIT_FAILED = 1
@@ -111,94 +98,6 @@ app = _App(
     rich_markup_mode="markdown",
 )
 
-_STORE_NAMED: ContextVar[str] = ContextVar("thinkgraph_cli_store", default="")
-"""The --store the running command was given, so a store fault can name the store."""
-
-
-def _remember_store(value: str) -> str:
-    _STORE_NAMED.set(value)
-    return value
-
-
-StoreOpt = Annotated[
-    str,
-    typer.Option(
-        "--store",
-        envvar="THINKGRAPH_STORE",
-        help="Where runs are kept: sqlite:///path.db, memory:// or postgresql://…",
-        callback=_remember_store,
-    ),
-]
-ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        "-m",
-        envvar="THINKGRAPH_MODEL",
-        help="Any litellm model string, e.g. openai/gpt-4o-mini.",
-    ),
-]
-QueueOpt = Annotated[
-    str,
-    typer.Option("--queue", help="The job queue (a worker serves the queue it is started on)."),
-]
-EnqueueOpt = Annotated[
-    bool,
-    typer.Option(
-        "--enqueue",
-        help="Hand the continuation to a worker (`thinkgraph worker`, PostgreSQL store) "
-        "instead of running it here.",
-    ),
-]
-ApiBaseOpt = Annotated[
-    str | None,
-    typer.Option("--api-base", envvar="THINKGRAPH_API_BASE", help="Base URL of the model API."),
-]
-
-
-ToolsOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--tools",
-        metavar="MODULE:ATTR",
-        help="The run's tools: a Tool, a typed function or a list of them, as module:attr "
-        "(or 'calculator'); repeatable.",
-    ),
-]
-McpOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--mcp",
-        metavar="COMMAND|URL",
-        help="The tools of an MCP server: a command line that starts it over stdio "
-        "('python my_server.py') or its streamable HTTP URL; repeatable.",
-    ),
-]
-ScriptOpt = Annotated[
-    Path | None,
-    typer.Option("--script", help="Use a ScriptedModel with the replies in this JSON list."),
-]
-
-# How a command that moves a run on shows it (see `_progress.follow`): the same three
-# flags on `run` and on every command that continues a run.
-NoInputOpt = Annotated[
-    bool,
-    typer.Option(
-        "--no-input",
-        help="Never ask: when the run pauses, print what it waits for and exit 3. "
-        "(Also the behaviour without a terminal.)",
-    ),
-]
-JsonOpt = Annotated[
-    bool,
-    typer.Option(
-        "--json",
-        help="For programs: one JSON object per line (each step, a pause, the end) and "
-        "nothing else on stdout. Never asks.",
-    ),
-]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result.")]
-
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
@@ -246,6 +145,11 @@ def load_tool(spec: str) -> list[Any]:
     if isinstance(value, list | tuple):
         return [_as_tool(spec, item, "holds") for item in value]
     return [_as_tool(spec, value, "is")]
+
+
+def load_tools(specs: Iterable[str] | None, mcp: list[str] | None = None) -> list[Any]:
+    """The tools of every `--tools` and `--mcp` a command was given, in that order."""
+    return [t for spec in specs or () for t in load_tool(spec)] + load_mcp(mcp)
 
 
 def load_mcp(specs: list[str] | None) -> list[Any]:
@@ -313,64 +217,6 @@ def import_spec(option: str, spec: str, example: str) -> Any:
     return getattr(module, attr)
 
 
-def make_model(
-    model: str | None,
-    api_base: str | None,
-    script: Path | None,
-    *,
-    needed: bool = True,
-    thread: tuple[str, str] | None = None,
-) -> Any:
-    """The model the options name; without one, a fail (or, when not `needed` because a
-    worker will run the model, a ScriptedModel with no replies).
-
-    `thread` is the (store, thread id) a command continues: without a model, a thread that
-    holds no run is the mistake to report first.
-    """
-    from thinkgraph.llm import ScriptedModel
-
-    if not needed and script is None and not model:
-        return ScriptedModel([])
-    if script is not None:
-        try:
-            replies = json.loads(script.read_text())
-        except (OSError, ValueError) as exc:
-            fail(f"--script {script}: cannot read a JSON list of replies ({exc})")
-        if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
-            fail(f"--script {script}: expected a JSON list of strings")
-        return ScriptedModel(replies)
-    if not model:
-        if thread is not None:
-            guarded(lambda: stored_thread(*thread))
-        fail(
-            "no model: pass --model openai/gpt-4o-mini (any litellm model string) or set "
-            "THINKGRAPH_MODEL; `thinkgraph demo` runs without one"
-        )
-    if api_base is None:
-        return model
-    from thinkgraph.llm import LiteLLMModel
-
-    return LiteLLMModel(model, api_base=api_base)
-
-
-def stored_thread(store: str, thread: str) -> None:
-    """Fail unless the store holds a run under `thread` (saying why when its start still
-    waits for a worker)."""
-    from thinkgraph.agent import Agent
-    from thinkgraph.cli.inspect import queued_message
-    from thinkgraph.llm import ScriptedModel
-
-    url = existing_store(store)
-    with Agent(ScriptedModel([]), store=url) as agent:
-        found = agent.checkpoint_id(thread)
-    if found is None:
-        fail(
-            queued_message(url, thread)
-            or f"no run is stored under thread {thread!r}; list runs with `thinkgraph runs` "
-            "or check --store"
-        )
-
-
 def print_steps(steps: Iterator[Any], tools: Iterable[Any] = ()) -> None:
     """Print steps as they come, redacted like every view: secrets never reach the terminal.
 
@@ -408,22 +254,6 @@ def report(result: Any, tools: Iterable[Any] = ()) -> None:
         typer.echo(f"detail: {redactor.text(result.detail)}")
 
 
-def exit_for(result: Any, flags: Any = "") -> None:
-    """Exit with the run's code; for a paused run, first say what it waits for and how to
-    continue it (`flags`: the store, tools and model options to repeat in those commands)."""
-    from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue
-
-    if result.status == "failed":
-        raise typer.Exit(EXIT_FAILED)
-    if result.status in ("paused", "running"):
-        tools = flags.loaded_tools() if isinstance(flags, AgentFlags) else []
-        if result.pending:
-            typer.echo(describe(result.pending, tools, result.chain))
-        commands = how_to_continue(result.thread_id, result.pending, flags, tools, result.chain)
-        typer.echo("continue with:" + "".join(f"\n  {c}" for c in commands))
-        raise typer.Exit(EXIT_PAUSED)
-
-
 def guarded(fn: Callable[[], None]) -> None:
     """Run a command's body; what it raises that the user can act on becomes one line.
 
@@ -444,7 +274,7 @@ def guarded(fn: Callable[[], None]) -> None:
         os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(EXIT_CLOSED_PIPE) from None
     except Exception as exc:
-        fault = storage_fault(exc, _STORE_NAMED.get() or default_store())
+        fault = storage_fault(exc, STORE_NAMED.get() or default_store())
         if fault is not None:
             fail(str(fault))
         if isinstance(exc, ThinkgraphError):

@@ -26,11 +26,13 @@ import shlex
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import typer
 
+from thinkgraph.cli._app import EXIT_FAILED, EXIT_PAUSED, load_tool
 from thinkgraph.errors import ResumeValueError
 from thinkgraph.hitl import Approve, Edit, Pending, Reject, Respond
 from thinkgraph.state import BaseStep
@@ -42,6 +44,7 @@ __all__ = [
     "AgentFlags",
     "ask",
     "describe",
+    "exit_for",
     "how_to_continue",
     "is_interactive",
     "keep_masked",
@@ -83,10 +86,22 @@ class AgentFlags:
             parts += ["--api-base", self.api_base]
         return "".join(f" {shlex.quote(p)}" for p in parts)
 
+    @classmethod
+    def given(
+        cls,
+        store: str,
+        tools: Sequence[str] | None,
+        model: str | None = None,
+        api_base: str | None = None,
+        script: Path | None = None,
+        mcp: Sequence[str] | None = None,
+    ) -> AgentFlags:
+        """The flags as a command's options hold them (None where not given)."""
+        script_path = str(script) if script else None
+        return cls(store, tuple(tools or ()), model, api_base, script_path, tuple(mcp or ()))
+
     def loaded_tools(self) -> list[Tool]:
         """The tools `--tools` names (already imported by the command that was given them)."""
-        from thinkgraph.cli._app import load_tool
-
         return [t for spec in self.tools for t in load_tool(spec)]
 
 
@@ -407,3 +422,17 @@ def resume_asking(agent: Any, result: Any) -> Any:
             continue
         print_new_steps(result.chain, seen, tools)
     return result
+
+
+def exit_for(result: Any, flags: Any = "") -> None:
+    """Exit with the run's code; for a paused run, first say what it waits for and how to
+    continue it (`flags`: the store, tools and model options to repeat in those commands)."""
+    if result.status == "failed":
+        raise typer.Exit(EXIT_FAILED)
+    if result.status in ("paused", "running"):
+        tools = flags.loaded_tools() if isinstance(flags, AgentFlags) else []
+        if result.pending:
+            typer.echo(describe(result.pending, tools, result.chain))
+        commands = how_to_continue(result.thread_id, result.pending, flags, tools, result.chain)
+        typer.echo("continue with:" + "".join(f"\n  {c}" for c in commands))
+        raise typer.Exit(EXIT_PAUSED)

@@ -7,18 +7,10 @@ from typing import Any
 
 import typer
 
-from thinkgraph.cli._app import (
-    ApiBaseOpt,
-    ModelOpt,
-    StoreOpt,
-    app,
-    default_store,
-    exit_for,
-    guarded,
-    make_model,
-    print_steps,
-    report,
-)
+from thinkgraph.cli._app import app, default_store, guarded, print_steps, report
+from thinkgraph.cli._options import ApiBaseOpt, ModelOpt, StoreOpt
+from thinkgraph.cli._pending import exit_for
+from thinkgraph.cli._runs import make_model
 from thinkgraph.types import StepLimits
 
 

@@ -16,14 +16,15 @@ import typer
 
 from thinkgraph.cli._app import (
     EXIT_FAILED,
-    StoreOpt,
     app,
     default_store,
     existing_store,
     fail,
     guarded,
-    load_tool,
+    load_tools,
 )
+from thinkgraph.cli._options import GraphOpt, ReadToolsOpt, StoreOpt
+from thinkgraph.cli._runs import run_graph
 from thinkgraph.errors import ThreadNotFoundError
 
 if TYPE_CHECKING:
@@ -46,14 +47,17 @@ def _shown_store(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def read_runs(url: str, threads: tuple[str, str]) -> tuple[RunResult, RunResult, Any]:
-    """Both runs from the store, and the agent's graph to draw them on; a run that is not
-    there is one line naming how to list the runs."""
+def read_runs(
+    url: str, threads: tuple[str, str], graph: str | None = None
+) -> tuple[RunResult, RunResult, Any]:
+    """Both runs from the store, and the graph run A ran (`run_graph`) to draw them on; a
+    run that is not there is one line naming how to list the runs."""
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
 
     found: list[RunResult] = []
-    with Agent(ScriptedModel([]), store=url) as agent:
+    address = run_graph(url, threads[0], graph)
+    with Agent(ScriptedModel([]), store=url, graph=address) as agent:
         for thread in threads:
             try:
                 found.append(agent.result(thread))
@@ -62,8 +66,8 @@ def read_runs(url: str, threads: tuple[str, str]) -> tuple[RunResult, RunResult,
                     f"no run {thread!r} in {_shown_store(url)}; list runs with: thinkgraph runs"
                     + ("" if url == default_store() else f" --store {_shown_store(url)}")
                 )
-        graph = agent.graph
-    return found[0], found[1], graph
+        compiled = agent.graph
+    return found[0], found[1], compiled
 
 
 def _diagram(
@@ -121,17 +125,11 @@ def diff(
     run_b: Annotated[str, typer.Argument(help="The second run's thread id.")],
     store: StoreOpt = "",
     fmt: Annotated[str, typer.Option("--format", "-f", help="text, md, json or html.")] = "text",
-    tools: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tools",
-            metavar="MODULE:ATTR",
-            help="The runs' tools (module:attr), for their sensitive fields.",
-        ),
-    ] = None,
+    tools: ReadToolsOpt = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file.")
     ] = None,
+    graph: GraphOpt = None,
 ) -> None:
     """Compare two runs: their steps aligned, where they first diverge, their totals.
 
@@ -151,12 +149,12 @@ def diff(
     fmt = "md" if fmt == "markdown" else fmt
     if fmt not in DIFF_FORMATS:
         fail(f"--format {fmt!r} is not supported; use one of {', '.join(DIFF_FORMATS)}")
-    known = [t for spec in tools or [] for t in load_tool(spec)]
+    known = load_tools(tools)
     url = existing_store(store)
     same = [False]
 
     def go() -> None:
-        result_a, result_b, graph = read_runs(url, (run_a, run_b))
+        result_a, result_b, drawn = read_runs(url, (run_a, run_b), graph)
         found = diff_runs(result_a.chain, result_b.chain, a=result_a, b=result_b, tools=known)
         if fmt == "text":
             text = diff_to_text(found)
@@ -165,7 +163,7 @@ def diff(
         elif fmt == "json":
             text = diff_to_json(found) + "\n"
         else:
-            diagram = _page_diagram(result_a, result_b, graph, found.divergence)
+            diagram = _page_diagram(result_a, result_b, drawn, found.divergence)
             text = diff_to_html(found, diagram=diagram)
         _write(text, output, f"{fmt}, {found.outcome}")
         same[0] = found.same
@@ -175,7 +173,9 @@ def diff(
         raise typer.Exit(EXIT_FAILED)
 
 
-def draw_diff(runs: tuple[str, str], store: str, fmt: str, output: Path | None) -> None:
+def draw_diff(
+    runs: tuple[str, str], store: str, fmt: str, output: Path | None, graph: str | None = None
+) -> None:
     """`draw --diff RUN_A RUN_B`: the graph with both runs' paths, shared and apart."""
     from thinkgraph.views.diff import diff_runs
     from thinkgraph.viz.diff import DIFF_FORMATS as DRAW_FORMATS
@@ -187,8 +187,8 @@ def draw_diff(runs: tuple[str, str], store: str, fmt: str, output: Path | None) 
     url = existing_store(store)
 
     def go() -> None:
-        result_a, result_b, graph = read_runs(url, runs)
+        result_a, result_b, drawn = read_runs(url, runs, graph)
         found = diff_runs(result_a.chain, result_b.chain, a=result_a, b=result_b)
-        _write(_diagram(result_a, result_b, graph, fmt, found.divergence), output, fmt)
+        _write(_diagram(result_a, result_b, drawn, fmt, found.divergence), output, fmt)
 
     guarded(go)

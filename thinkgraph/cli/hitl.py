@@ -23,33 +23,22 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import (
-    ApiBaseOpt,
-    EnqueueOpt,
-    JsonOpt,
+from thinkgraph.cli._app import app, existing_store, fail, guarded, load_mcp, load_tools
+from thinkgraph.cli._options import (
+    ContinueOptions,
+    GraphOpt,
     McpOpt,
-    ModelOpt,
-    NoInputOpt,
-    QueueOpt,
-    QuietOpt,
-    ScriptOpt,
+    ReadToolsOpt,
     StoreOpt,
-    ToolsOpt,
-    app,
-    existing_store,
-    fail,
-    guarded,
-    load_mcp,
-    load_tool,
-    make_model,
+    with_options,
 )
 from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, keep_masked
-from thinkgraph.cli._progress import Mode, choose_mode
+from thinkgraph.cli._progress import choose_mode
+from thinkgraph.cli._runs import make_model, run_graph, stopped_runs
 from thinkgraph.hitl import Approve, Edit, Reject, Respond
 
 Decision = Approve | Edit | Reject | Respond
@@ -84,34 +73,33 @@ def _not_waiting(thread: str, result: Any) -> str:
     return f"thread {thread!r} is {result.status}: nothing waits for approval"
 
 
-def _answer_calls(
-    thread: str,
-    decide: Any,
-    flags: AgentFlags,
-    script: Path | None,
-    queue: str | None,
-    shown: tuple[Mode, bool],
-    mcp: list[str] | None = None,
-) -> None:
+def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
     """Check the decisions against what the run waits for, then resume it with them.
 
     `decide(waiting_ids)` builds the decisions from the ids of the calls that wait. Every
     check happens before `Agent.resume`, which checks again: a refused answer leaves the
     stored run exactly as it was. With a `queue`, the checked decisions go to a worker.
-    The rest of the run is shown as `run` shows it, by `follow` (`shown`: its mode, and
-    whether `--no-input` was given).
+    The rest of the run is shown as `run` shows it, by `follow`. The run goes on on its
+    own graph (`run_graph`).
     """
     from thinkgraph.agent import Agent
     from thinkgraph.cli._progress import follow
     from thinkgraph.cli.worker import enqueue_resume
 
-    loaded = [t for spec in flags.tools for t in load_tool(spec)] + load_mcp(mcp)
+    flags = AgentFlags.given(
+        opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp
+    )
+    mode = choose_mode(as_json=opts.as_json, quiet=opts.quiet)
+    queue = opts.queue if opts.enqueue else None
+    loaded = load_tools(opts.tools, opts.mcp)
     chosen = make_model(
-        flags.model, flags.api_base, script, needed=queue is None, thread=(flags.store, thread)
+        opts.model, opts.api_base, opts.script, needed=queue is None, thread=(opts.store, thread)
     )
 
     def go() -> None:
-        with Agent(chosen, loaded, store=existing_store(flags.store)) as agent, ExitStack() as held:
+        address = run_graph(opts.store, thread, opts.graph)
+        url = existing_store(opts.store)
+        with Agent(chosen, loaded, store=url, graph=address) as agent, ExitStack() as held:
             if queue is None:  # held from the first read, so a loser is told who has it
                 held.enter_context(agent.lease(thread))
             before = agent.result(thread)
@@ -145,10 +133,9 @@ def _answer_calls(
             if queue is not None:
                 enqueue_resume(agent, thread, decisions, queue)
                 return
-            mode, no_input = shown
             events = agent.resume_events(thread, decisions)
-            follow(agent, thread, events, flags, mode=mode, no_input=no_input, tools=loaded,
-                   chain=before.chain)  # fmt: skip
+            follow(agent, thread, events, flags, mode=mode, no_input=opts.no_input,
+                   tools=loaded, chain=before.chain)  # fmt: skip
 
     guarded(go)
 
@@ -167,23 +154,8 @@ def _kept(decisions: dict[str, Decision], waiting: dict[str, Any]) -> dict[str, 
     return kept
 
 
-def _queue(enqueue: bool, queue: str) -> str | None:
-    return queue if enqueue else None
-
-
-def _flags(
-    store: str,
-    tools: list[str] | None,
-    model: str | None,
-    api_base: str | None,
-    script: Path | None,
-    mcp: list[str] | None = None,
-) -> AgentFlags:
-    script_path = str(script) if script else None
-    return AgentFlags(store, tools or (), model, api_base, script_path, tuple(mcp or ()))
-
-
 @app.command(rich_help_panel="Pause, resume, time travel")
+@with_options(ContinueOptions)
 def approve(
     thread: Annotated[str, typer.Argument(help="The paused thread.")],
     call_ids: CallIdsArg = None,
@@ -191,17 +163,8 @@ def approve(
         str | None,
         typer.Option(help="Run the one CALL_ID with these arguments instead (a JSON object)."),
     ] = None,
-    store: StoreOpt = "",
-    tools: ToolsOpt = None,
-    mcp: McpOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    script: ScriptOpt = None,
-    no_input: NoInputOpt = False,
-    as_json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    enqueue: EnqueueOpt = False,
-    queue: QueueOpt = "thinkgraph",
+    *,
+    opts: ContinueOptions,
 ) -> None:
     """Approve waiting calls (all of them without CALL_ID) and continue the run."""
     if edit is not None and len(call_ids or []) != 1:
@@ -213,12 +176,11 @@ def approve(
             return {call_ids[0]: Edit(args=new_args)} if call_ids else {}
         return {c: Approve() for c in call_ids or waiting}
 
-    flags = _flags(store, tools, model, api_base, script, mcp)
-    shown = (choose_mode(as_json=as_json, quiet=quiet), no_input)
-    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown, mcp)
+    _answer_calls(thread, decide, opts)
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
+@with_options(ContinueOptions)
 def reject(
     thread: Annotated[str, typer.Argument(help="The paused thread.")],
     call_ids: CallIdsArg = None,
@@ -226,17 +188,8 @@ def reject(
         str | None,
         typer.Option(help="Why not (required); the model sees it as the call's observation."),
     ] = None,
-    store: StoreOpt = "",
-    tools: ToolsOpt = None,
-    mcp: McpOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    script: ScriptOpt = None,
-    no_input: NoInputOpt = False,
-    as_json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    enqueue: EnqueueOpt = False,
-    queue: QueueOpt = "thinkgraph",
+    *,
+    opts: ContinueOptions,
 ) -> None:
     """Reject waiting calls (all of them without CALL_ID) and continue the run."""
     if not reason:
@@ -245,38 +198,20 @@ def reject(
     def decide(waiting: list[str]) -> dict[str, Decision]:
         return {c: Reject(reason=reason or "") for c in call_ids or waiting}
 
-    flags = _flags(store, tools, model, api_base, script, mcp)
-    shown = (choose_mode(as_json=as_json, quiet=quiet), no_input)
-    _answer_calls(thread, decide, flags, script, _queue(enqueue, queue), shown, mcp)
+    _answer_calls(thread, decide, opts)
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
+@with_options(ContinueOptions)
 def respond(
     thread: Annotated[str, typer.Argument(help="The paused thread.")],
     call_id: Annotated[str, typer.Argument(help="The call to answer.")],
     text: Annotated[str, typer.Argument(help="The observation the model sees instead.")],
-    store: StoreOpt = "",
-    tools: ToolsOpt = None,
-    mcp: McpOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    script: ScriptOpt = None,
-    no_input: NoInputOpt = False,
-    as_json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    enqueue: EnqueueOpt = False,
-    queue: QueueOpt = "thinkgraph",
+    *,
+    opts: ContinueOptions,
 ) -> None:
     """Answer a call yourself instead of running it, and continue the run."""
-    _answer_calls(
-        thread,
-        lambda _: {call_id: Respond(text=text)},
-        _flags(store, tools, model, api_base, script, mcp),
-        script,
-        _queue(enqueue, queue),
-        (choose_mode(as_json=as_json, quiet=quiet), no_input),
-        mcp,
-    )
+    _answer_calls(thread, lambda _: {call_id: Respond(text=text)}, opts)
 
 
 def _pairs(items: list[str] | None, option: str) -> list[tuple[str, str]]:
@@ -290,6 +225,7 @@ def _pairs(items: list[str] | None, option: str) -> list[tuple[str, str]]:
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
+@with_options(ContinueOptions)
 def decide(
     thread: Annotated[str, typer.Argument(help="The paused thread.")],
     approve_ids: Annotated[
@@ -304,17 +240,8 @@ def decide(
     responds: Annotated[
         list[str] | None, typer.Option("--respond", help="CALL_ID='observation' to give.")
     ] = None,
-    store: StoreOpt = "",
-    tools: ToolsOpt = None,
-    mcp: McpOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    script: ScriptOpt = None,
-    no_input: NoInputOpt = False,
-    as_json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    enqueue: EnqueueOpt = False,
-    queue: QueueOpt = "thinkgraph",
+    *,
+    opts: ContinueOptions,
 ) -> None:
     """Answer every waiting call of a pause in one command, each its own way."""
     answers: list[tuple[str, Decision]] = [(c, Approve()) for c in approve_ids or []]
@@ -332,43 +259,28 @@ def decide(
         fail(
             "no decisions: give --approve ID, --edit ID='{…}', --reject ID='…' or --respond ID='…'"
         )
-    _answer_calls(
-        thread,
-        lambda _: dict(answers),
-        _flags(store, tools, model, api_base, script, mcp),
-        script,
-        _queue(enqueue, queue),
-        (choose_mode(as_json=as_json, quiet=quiet), no_input),
-        mcp,
-    )
+    _answer_calls(thread, lambda _: dict(answers), opts)
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
 def pending(
     thread: Annotated[str, typer.Argument(help="The thread to look at.")],
     store: StoreOpt = "",
-    tools: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tools",
-            metavar="MODULE:ATTR",
-            help="The run's tools (module:attr), to show the arguments that are not "
-            "secret; without them every argument is masked.",
-        ),
-    ] = None,
+    tools: ReadToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
 ) -> None:
     """Say what a paused run waits for and print the commands that continue it."""
     from thinkgraph.agent import Agent
-    from thinkgraph.cli.inspect import stopped_runs
     from thinkgraph.llm import ScriptedModel
 
     url = existing_store(store)
-    flags = AgentFlags(store, tools or (), mcp=tuple(mcp or ()))
+    flags = AgentFlags.given(store, tools, mcp=mcp)
     loaded = flags.loaded_tools() + load_mcp(mcp)
 
     def go() -> None:
-        with Agent(ScriptedModel([]), store=url) as agent:
+        address = run_graph(store, thread, graph)
+        with Agent(ScriptedModel([]), store=url, graph=address) as agent:
             result = agent.result(thread)
             stopped = result.status == "running" and bool(stopped_runs(agent, [thread]))
         if result.status in ("done", "failed"):

@@ -10,16 +10,15 @@ from typing import Annotated, Any
 import typer
 
 from thinkgraph.cli._app import (
-    McpOpt,
-    StoreOpt,
     app,
     existing_store,
     fail,
     guarded,
-    load_mcp,
-    load_tool,
+    load_tools,
     report,
 )
+from thinkgraph.cli._options import GraphOpt, McpOpt, ReadToolsOpt, StoreOpt
+from thinkgraph.cli._runs import new_graph, print_jobs, queued_message, run_graph, stopped_runs
 from thinkgraph.errors import ThreadNotFoundError
 
 SHOW_FORMATS = ("text", "markdown", "json", "html")
@@ -66,51 +65,6 @@ def runs(
     guarded(go)
 
 
-def stopped_runs(agent: Any, unfinished: list[str]) -> set[str]:
-    """The unfinished runs that no process advances: their lease is free (a run whose
-    process was interrupted or died looks "running" in the store until it is resumed)."""
-    from langgraph.checkpoint.base import BaseCheckpointSaver
-
-    from thinkgraph.storage.lease import is_held
-
-    saver = agent.graph.checkpointer
-    if not isinstance(saver, BaseCheckpointSaver):
-        return set()
-    return {thread for thread in unfinished if not is_held(saver, thread)}
-
-
-def queued_message(url: str, thread: str) -> str | None:
-    """Why a thread has no run yet when its start waits in the worker queue, else None."""
-    from thinkgraph.storage import is_postgres_url
-
-    if not is_postgres_url(url):
-        return None
-    from thinkgraph.worker import open_jobs
-
-    for job in open_jobs(url, thread):
-        if job.action == "start":
-            state = "a worker is starting it" if job.running else "it waits for a worker"
-            return (
-                f"thread {thread!r} has not started yet: job {job.job_id} on queue "
-                f"{job.queue!r}, {state} (start one with thinkgraph worker --queue {job.queue})"
-            )
-    return None
-
-
-def print_jobs(url: str, *, limit: int) -> None:
-    """The newest jobs of the worker queue that are not finished, if the store has a queue."""
-    from thinkgraph.worker import open_jobs
-
-    jobs = open_jobs(url)[-limit:]
-    if jobs:
-        typer.echo("jobs for workers:")
-    for job in jobs:
-        where = "a worker runs it" if job.running else "waits for a worker"
-        typer.echo(
-            f"  job {job.job_id:<6} {job.thread_id:<16} {job.action:<7} {where} (queue {job.queue})"
-        )
-
-
 def _overlay_diagram(agent: Any, thread: str) -> str | None:
     """The graph with the run's path for the HTML page: SVG with Graphviz, else Mermaid."""
     if importlib.util.find_spec("thinkgraph.viz") is None:
@@ -137,15 +91,9 @@ def show(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file.")
     ] = None,
-    tools: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tools",
-            metavar="MODULE:ATTR",
-            help="The run's tools (module:attr), for their visibility and sensitive fields.",
-        ),
-    ] = None,
+    tools: ReadToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
 ) -> None:
     """Print a run's chain as text, Markdown, JSON or one self-contained HTML page.
 
@@ -161,12 +109,13 @@ def show(
         fail(f"--format {fmt!r} is not supported; use one of {', '.join(SHOW_FORMATS)}")
     if audience not in AUDIENCES:
         fail(f"--audience {audience!r} is unknown; use one of {', '.join(AUDIENCES)}")
-    known = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
+    known = load_tools(tools, mcp)
 
     url = existing_store(store)
 
     def go() -> None:
-        with Agent(ScriptedModel([]), store=url) as agent:
+        address = run_graph(store, thread, graph)
+        with Agent(ScriptedModel([]), store=url, graph=address) as agent:
             try:
                 result = agent.result(thread)
             except ThreadNotFoundError:
@@ -228,15 +177,18 @@ def draw(
             help="Mark two runs' paths: shared, where they diverge, each one's branch.",
         ),
     ] = None,
+    graph: GraphOpt = None,
 ) -> None:
     """Draw the agent graph (Mermaid renders on GitHub); with --thread, a run's path on it.
 
-    svg and png need Graphviz (apt-get install graphviz); png needs -o or a pipe.
+    A run is drawn on the graph it ran; with no run, `--graph module:function` draws
+    yours (else the one graph a langgraph.json in this folder names, else ours). svg and
+    png need Graphviz (apt-get install graphviz); png needs -o or a pipe.
     """
     if diff is not None:
         from thinkgraph.cli.diff import draw_diff
 
-        return draw_diff(diff, store, fmt, output)
+        return draw_diff(diff, store, fmt, output, graph)
     import sys
 
     from thinkgraph.agent import Agent
@@ -250,7 +202,8 @@ def draw(
 
     def go() -> None:
         url = existing_store(store) if thread is not None else "memory://"
-        with Agent(ScriptedModel([]), store=url) as agent:
+        address = new_graph(graph) if thread is None else run_graph(store, thread, graph)
+        with Agent(ScriptedModel([]), store=url, graph=address) as agent:
             diagram = agent.draw(fmt, thread_id=thread)
         if output is not None:
             try:

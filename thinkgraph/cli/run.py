@@ -10,27 +10,29 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from thinkgraph.cli._app import (
-    ApiBaseOpt,
-    EnqueueOpt,
-    JsonOpt,
-    McpOpt,
-    ModelOpt,
-    NoInputOpt,
-    QueueOpt,
-    QuietOpt,
-    ScriptOpt,
-    StoreOpt,
-    ToolsOpt,
     app,
     default_store,
     existing_store,
     fail,
     guarded,
-    load_mcp,
-    load_tool,
-    make_model,
+    load_tools,
+)
+from thinkgraph.cli._options import (
+    ApiBaseOpt,
+    ContinueOptions,
+    GraphOpt,
+    JsonOpt,
+    McpOpt,
+    ModelOpt,
+    NoInputOpt,
+    QuietOpt,
+    ScriptOpt,
+    StoreOpt,
+    ToolsOpt,
+    with_options,
 )
 from thinkgraph.cli._pending import AgentFlags, is_interactive
+from thinkgraph.cli._runs import make_model, new_graph, run_graph
 from thinkgraph.types import StepLimits
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ def run(
     min_steps: Annotated[int, typer.Option(min=1, help="No final answer before this.")] = 1,
     tools: ToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
     on_failure: Annotated[
         str,
         typer.Option(help="After repeated failures: 'abort' the run or 'ask' a person."),
@@ -70,11 +73,10 @@ def run(
         fail(f"--min-steps {min_steps} is above --max-steps {max_steps}; lower or raise one")
     if on_failure not in ("abort", "ask"):
         fail(f"--on-failure {on_failure!r}: use 'abort' or 'ask'")
-    loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
+    address = new_graph(graph)
+    loaded = load_tools(tools, mcp)
     chosen = make_model(model, api_base, script)
-    flags = AgentFlags(
-        store, tools or (), model, api_base, str(script) if script else None, tuple(mcp or ())
-    )
+    flags = AgentFlags.given(store, tools, model, api_base, script, mcp)
 
     def go() -> None:
         limits = StepLimits(
@@ -82,7 +84,8 @@ def run(
             max_steps=max_steps,
             failure_policy="ask_human" if on_failure == "ask" else "abort",
         )
-        with Agent(chosen, loaded, limits=limits, store=store or default_store()) as agent:
+        url = store or default_store()
+        with Agent(chosen, loaded, limits=limits, store=url, graph=address) as agent:
             thread_id = thread or uuid.uuid4().hex[:12]
             mode = choose_mode(as_json=as_json, quiet=quiet)
             events = agent.events(task, thread_id)
@@ -92,23 +95,15 @@ def run(
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
+@with_options(ContinueOptions)
 def resume(
     thread: Annotated[str, typer.Argument(help="The thread to continue.")],
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    script: ScriptOpt = None,
-    store: StoreOpt = "",
-    tools: ToolsOpt = None,
-    mcp: McpOpt = None,
     answer: Annotated[
         str | None,
         typer.Option(help="The answer to an ask_human pause: retry, abort or guidance text."),
     ] = None,
-    no_input: NoInputOpt = False,
-    as_json: JsonOpt = False,
-    quiet: QuietOpt = False,
-    enqueue: EnqueueOpt = False,
-    queue: QueueOpt = "thinkgraph",
+    *,
+    opts: ContinueOptions,
 ) -> None:
     """Continue a run: after a crash, past a breakpoint, or with --answer to ask_human.
 
@@ -121,19 +116,22 @@ def resume(
     from thinkgraph.streaming import RunEnd
     from thinkgraph.views import to_text
 
-    mode = choose_mode(as_json=as_json, quiet=quiet)
-    loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
-    chosen = make_model(model, api_base, script, needed=not enqueue, thread=(store, thread))
-    flags = AgentFlags(
-        store, tools or (), model, api_base, str(script) if script else None, tuple(mcp or ())
+    mode = choose_mode(as_json=opts.as_json, quiet=opts.quiet)
+    store = opts.store
+    loaded = load_tools(opts.tools, opts.mcp)
+    chosen = make_model(
+        opts.model, opts.api_base, opts.script, needed=not opts.enqueue, thread=(store, thread)
     )
+    flags = AgentFlags.given(store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp)
 
     def go() -> None:
         from thinkgraph.cli.worker import enqueue_resume
 
-        with Agent(chosen, loaded, store=existing_store(store)) as agent, ExitStack() as held:
-            if enqueue:
-                enqueue_resume(agent, thread, answer, queue)
+        address = run_graph(store, thread, opts.graph)
+        url = existing_store(store)
+        with Agent(chosen, loaded, store=url, graph=address) as agent, ExitStack() as held:
+            if opts.enqueue:
+                enqueue_resume(agent, thread, answer, opts.queue)
                 return
             # Held from the first read: a second resume is refused before printing anything.
             held.enter_context(agent.lease(thread))
@@ -144,7 +142,7 @@ def resume(
                     f"thread {thread!r} is not waiting for an answer to ask_human "
                     f"({before.status}); leave out --answer (see `thinkgraph pending {thread}`)"
                 )
-            if waits and answer is None and mode != "json" and is_interactive(no_input):
+            if waits and answer is None and mode != "json" and is_interactive(opts.no_input):
                 if mode != "quiet":
                     typer.echo(to_text(before.chain, tools=loaded))
                 events: Iterable[RunEvent] = [RunEnd(before)]  # asked at once, by `follow`
@@ -163,7 +161,7 @@ def resume(
                 if mode in ("live", "plain"):
                     typer.echo(to_text(before.chain, tools=loaded))
                 events = agent.resume_events(thread, answer)
-            follow(agent, thread, events, flags, mode=mode, no_input=no_input, tools=loaded,
-                   chain=before.chain)  # fmt: skip
+            follow(agent, thread, events, flags, mode=mode, no_input=opts.no_input,
+                   tools=loaded, chain=before.chain)  # fmt: skip
 
     guarded(go)

@@ -10,14 +10,19 @@ from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import ApiBaseOpt, McpOpt, ModelOpt, StoreOpt, app, fail, guarded
-from thinkgraph.cli.worker import (
+from thinkgraph.cli._app import app, fail, guarded
+from thinkgraph.cli._options import (
     AgentScriptOpt,
     AgentSpecOpt,
     AgentToolsOpt,
+    ApiBaseOpt,
+    GraphOpt,
     MaxStepsOpt,
-    agent_from_options,
+    McpOpt,
+    ModelOpt,
+    StoreOpt,
 )
+from thinkgraph.cli.worker import agent_from_options
 
 
 @app.command(rich_help_panel="Scale out")
@@ -36,6 +41,7 @@ def serve(
     api_base: ApiBaseOpt = None,
     script: AgentScriptOpt = None,
     max_steps: MaxStepsOpt = 12,
+    graph: GraphOpt = None,
     token: Annotated[
         str | None,
         typer.Option(
@@ -124,7 +130,7 @@ def serve(
         fail(f"--allow-host {exc}")
     secret = None if no_token else token or secrets.token_urlsafe(32)
     chosen, _ = agent_from_options(
-        agent_spec, store, tools, model, api_base, script, max_steps, mcp
+        agent_spec, store, tools, model, api_base, script, max_steps, mcp, graph
     )
     # Bound here, before "serving on" is printed: a port in use is one line, not a log.
     listening = _listen(host, port)

@@ -8,8 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import (
+from thinkgraph.cli._app import app, existing_store, fail, guarded, load_tools
+from thinkgraph.cli._options import (
     ApiBaseOpt,
+    GraphOpt,
     JsonOpt,
     McpOpt,
     ModelOpt,
@@ -18,28 +20,24 @@ from thinkgraph.cli._app import (
     ScriptOpt,
     StoreOpt,
     ToolsOpt,
-    app,
-    existing_store,
-    fail,
-    guarded,
-    load_mcp,
-    load_tool,
-    make_model,
 )
 from thinkgraph.cli._pending import AgentFlags
+from thinkgraph.cli._runs import make_model, run_graph
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
 def history(
     thread: Annotated[str, typer.Argument(help="The thread to list.")],
     store: StoreOpt = "",
+    graph: GraphOpt = None,
 ) -> None:
     """List a run's checkpoints, oldest first; fork from any of them."""
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
 
     def go() -> None:
-        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
+        address = run_graph(store, thread, graph)
+        with Agent(ScriptedModel([]), store=existing_store(store), graph=address) as agent:
             points = agent.history(thread)
         for point in points:
             when = point.at.astimezone().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if point.at else "?"
@@ -90,6 +88,7 @@ def fork(
     store: StoreOpt = "",
     tools: ToolsOpt = None,
     mcp: McpOpt = None,
+    graph: GraphOpt = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     script: ScriptOpt = None,
@@ -100,21 +99,20 @@ def fork(
     """Start a new thread from a checkpoint (optionally edited) and run it on.
 
     The new run's chain is printed once it stops (the fork runs, then shows), as `run`
-    shows it.
+    shows it. It runs on the graph of the run it forks, and records it.
     """
     from thinkgraph.agent import Agent
     from thinkgraph.cli._progress import choose_mode, finished, follow, interruptible
 
     edits = _step_edits(edit)
-    flags = AgentFlags(
-        store, tools or (), model, api_base, str(script) if script else None, tuple(mcp or ())
-    )
-    loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
+    flags = AgentFlags.given(store, tools, model, api_base, script, mcp)
+    loaded = load_tools(tools, mcp)
     chosen = make_model(model, api_base, script, thread=(store, thread))
 
     def go() -> None:
         forked = new_thread or uuid.uuid4().hex[:12]
-        with Agent(chosen, loaded, store=existing_store(store)) as agent:
+        address = run_graph(store, thread, graph)
+        with Agent(chosen, loaded, store=existing_store(store), graph=address) as agent:
             with interruptible(agent, forked, flags):
                 result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=forked)
             mode = choose_mode(as_json=as_json, quiet=quiet)

@@ -15,37 +15,29 @@ from typing import Annotated, Any
 import typer
 
 from thinkgraph.cli._app import (
-    ApiBaseOpt,
-    McpOpt,
-    ModelOpt,
-    QueueOpt,
-    StoreOpt,
     app,
     default_store,
     fail,
     guarded,
     import_spec,
-    load_mcp,
-    load_tool,
-    make_model,
+    load_tools,
 )
+from thinkgraph.cli._options import (
+    AgentScriptOpt,
+    AgentSpecOpt,
+    AgentToolsOpt,
+    ApiBaseOpt,
+    GraphOpt,
+    MaxStepsOpt,
+    McpOpt,
+    ModelOpt,
+    QueueOpt,
+    StoreOpt,
+)
+from thinkgraph.cli._runs import make_model, new_graph
 from thinkgraph.types import StepLimits
 
 _PANEL = "Scale out"
-
-# The agent a long-running command (worker, serve) serves: --agent, or tools and a model.
-AgentSpecOpt = Annotated[
-    str | None,
-    typer.Option("--agent", help="An Agent (or a function making one) as module:attr; its store."),
-]
-AgentToolsOpt = Annotated[
-    list[str] | None,
-    typer.Option("--tools", metavar="MODULE:ATTR", help="Without --agent: the tools."),
-]
-AgentScriptOpt = Annotated[
-    Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")
-]
-MaxStepsOpt = Annotated[int, typer.Option(min=1, help="Without --agent: think steps.")]
 
 
 def load_agent(spec: str) -> Any:
@@ -72,26 +64,32 @@ def agent_from_options(
     script: Path | None,
     max_steps: int,
     mcp: list[str] | None = None,
+    graph: str | None = None,
 ) -> tuple[Any, str]:
     """The agent a command's options name, and its store URL.
 
     Either `--agent module:attr` (an Agent or a function making one; `--store` then names
     the queue's database if the agent's store is not a URL), or `--tools` with `--model`
-    or `--script`, on `--store`.
+    or `--script` (and `--graph`, else the graph of a langgraph.json here), on `--store`.
+    A worker refuses a job for a run recorded with another graph (see
+    `thinkgraph.worker.ThreadRunner`).
     """
     from thinkgraph.agent import Agent
 
-    if agent_spec is not None and (tools or mcp or model or script):
+    if agent_spec is not None and (tools or mcp or model or script or graph):
         fail(
-            "--agent brings its own tools and model; leave out --tools, --mcp, --model and --script"
+            "--agent brings its own tools, model and graph; leave out --tools, --mcp, --model, "
+            "--script and --graph"
         )
     if agent_spec is not None:
         chosen = load_agent(agent_spec)
         return chosen, store or chosen.store_url or ""
     url = store or default_store()
-    loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
+    address = new_graph(graph)
+    loaded = load_tools(tools, mcp)
     limits = StepLimits(max_steps=max_steps)
-    made = Agent(make_model(model, api_base, script), loaded, limits=limits, store=url)
+    chosen = make_model(model, api_base, script)
+    made = Agent(chosen, loaded, limits=limits, store=url, graph=address)
     return made, url
 
 
@@ -117,6 +115,7 @@ def worker(
     api_base: ApiBaseOpt = None,
     script: AgentScriptOpt = None,
     max_steps: MaxStepsOpt = 12,
+    graph: GraphOpt = None,
     name: Annotated[str | None, typer.Option(help="The worker's name in logs.")] = None,
     heartbeat: Annotated[
         float, typer.Option(min=0.1, help="Seconds between the worker's heartbeats.")
@@ -151,7 +150,7 @@ def worker(
     if agent_spec is None:
         _postgres(store)
     chosen, url = agent_from_options(
-        agent_spec, store, tools, model, api_base, script, max_steps, mcp
+        agent_spec, store, tools, model, api_base, script, max_steps, mcp, graph
     )
     _postgres(url)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")

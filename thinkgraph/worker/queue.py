@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, ThreadExistsError
+from thinkgraph.graphs.address import check_same_graph, recorded_address
 from thinkgraph.storage.checkpointers import is_postgres_url
 from thinkgraph.types import check_thread_id
 
@@ -260,8 +261,11 @@ class RunQueue:
 
         Raises:
             ThreadNotFoundError, NotPausedError, ResumeValueError: as `Agent.resume`.
+            GraphAddressError: the run was recorded on another graph than the agent's.
             ThreadBusyError: a job for the thread already waits in the queue.
         """
+        recorded = recorded_address(self.agent.graph.checkpointer, check_thread_id(thread_id))
+        check_same_graph(thread_id, recorded, self.agent.graph_address)
         at = self.agent.check_resume(thread_id, decisions)
         return self._defer(thread_id, decisions=encode_decisions(decisions), at=at)
 

@@ -1,0 +1,251 @@
+"""A run of a custom graph is continued, listed and drawn by the CLI on its own graph.
+
+The run records where its graph comes from (`thinkgraph.graphs.address`), so a new process
+that answers its pause with the options a run of our graph needs (`--tools`, `--script`),
+and no `--graph`, runs the user's node; a graph that cannot be imported, or a `--graph`
+that is not the run's, is refused with one line and the run left as it was. Every CLI
+call here is a new process, from the repo root unless a test says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.cli.sample_graphs import OTHER, REFLECT
+from thinkgraph import Agent, ScriptedModel
+from thinkgraph.graphs.address import recorded_address
+
+ROOT = Path(__file__).resolve().parents[2]
+THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
+EMAIL = "tests.cli.sample_tools:send_email"
+REPLIES = [
+    'Thought: tell the ceo\nAction: send_email\nAction Input: {"to": "ceo@x.com", "body": "hi"}',
+    "Thought: sent\nFinal Answer: emailed",
+]
+GRAPH_FILE = """
+from tests.cli.sample_graphs import build as _build
+
+
+def build(deps):
+    return _build(deps)
+"""
+
+
+def thinkgraph(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_")}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [THINKGRAPH, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'runs.db'}"
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> str:
+    path = tmp_path / "replies.json"
+    path.write_text(json.dumps(REPLIES))
+    return str(path)
+
+
+def paused(store: str, script: str, *graph: str, cwd: Path = ROOT) -> None:
+    """Start thread t1, which pauses for approval of one send_email call."""
+    done = thinkgraph(
+        "run", "email the ceo", "--thread", "t1", "--no-input", "--store", store,
+        "--tools", EMAIL, "--script", script, *graph, cwd=cwd,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stdout + done.stderr
+
+
+def state(store: str, thread: str = "t1") -> tuple[str, list[str], str | None]:
+    """The run's status, the nodes of its chain's steps, and the graph it recorded."""
+    with Agent(ScriptedModel([]), store=store) as agent:
+        result = agent.result(thread)
+        recorded = recorded_address(agent.graph.checkpointer, thread)
+    return result.status, [s.node for s in result.chain], recorded
+
+
+def one_error(done: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    return lines[0]
+
+
+def history_counts(out: str) -> Counter[str]:
+    return Counter(line.split()[1] for line in out.splitlines() if line.strip())
+
+
+def overlay_counts(ascii_diagram: str) -> dict[str, int]:
+    """The `[xN]` of each node's own line in an ASCII drawing."""
+    found = {}
+    for line in ascii_diagram.splitlines():
+        match = re.match(r"^\(?([a-z_]+)\)?\s.*?\[x(\d+)", line)
+        if match:
+            found[match.group(1)] = int(match.group(2))
+    return found
+
+
+def test_approve_from_a_new_process_continues_the_run_on_its_own_graph(
+    store: str, script: str
+) -> None:
+    paused(store, script, "--graph", REFLECT)
+    status, nodes, recorded = state(store)
+    assert (status, recorded) == ("paused", REFLECT) and "reflect" not in nodes
+
+    # The options a run of our graph needs, and no --graph.
+    done = thinkgraph("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
+                      "--script", script)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "answer: emailed" in done.stdout
+    status, nodes, recorded = state(store)
+    # The user's node ran: its note is in the chain, between observe and the next think.
+    assert status == "done" and recorded == REFLECT
+    assert nodes[nodes.index("observe") + 1] == "reflect"
+
+    listed = thinkgraph("history", "t1", "--store", store)
+    assert listed.returncode == 0, listed.stderr
+    history = history_counts(listed.stdout)
+    assert history["reflect"] == 1 and history["act"] == 1
+
+    drawn = thinkgraph("draw", "--thread", "t1", "--format", "ascii", "--store", store)
+    assert drawn.returncode == 0, drawn.stderr
+    overlay = overlay_counts(drawn.stdout)
+    assert "reflect" in overlay
+    # Every node the run went through is drawn as often as `history` lists it ("start"
+    # has two checkpoints, its input and its own, and is drawn once).
+    assert {n: c for n, c in history.items() if n != "start"} == {
+        n: c for n, c in overlay.items() if n not in ("start", "end")
+    }
+
+    # A fork runs on the run's graph too, and records it for the new thread.
+    point = listed.stdout.splitlines()[2].split()[0]  # the first think
+    forked = thinkgraph("fork", "t1", point, "--thread", "t2", "--no-input", "--store", store,
+                        "--tools", EMAIL, "--script", script)  # fmt: skip
+    assert forked.returncode == 3, forked.stdout + forked.stderr  # paused at approval again
+    assert state(store, "t2")[2] == REFLECT
+
+
+def test_a_run_whose_graph_cannot_be_imported_is_refused_untouched_then_continued_with_graph(
+    store: str, script: str, tmp_path: Path
+) -> None:
+    graph_file = tmp_path / "my_graph.py"
+    graph_file.write_text(GRAPH_FILE)
+    paused(store, script, "--graph", f"{graph_file}:build")
+    before = state(store)
+    assert before[2] == f"{graph_file.resolve()}:build"
+    graph_file.unlink()
+
+    for command in ("approve", "resume", "history", "draw", "show"):
+        args = ["--thread", "t1"] if command == "draw" else ["t1"]
+        if command in ("approve", "resume"):  # they run on: the run's tools and model
+            args += ["--tools", EMAIL, "--script", script]
+        done = thinkgraph(command, *args, "--store", store)
+        error = one_error(done)
+        assert "cannot be imported here" in error and "--graph module:function" in error
+        assert state(store) == before
+
+    # Where the builder is now: the run goes on on it.
+    done = thinkgraph("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
+                      "--script", script, "--graph", REFLECT)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "reflect" in state(store)[1]
+
+
+def test_a_graph_that_is_not_the_runs_is_refused(store: str, script: str) -> None:
+    paused(store, script, "--graph", REFLECT)
+    before = state(store)
+    done = thinkgraph("approve", "t1", "--store", store, "--tools", EMAIL, "--script", script,
+                      "--graph", OTHER)  # fmt: skip
+    error = one_error(done)
+    assert f"--graph {OTHER} is not the graph thread 't1' ran ({REFLECT})" in error
+    assert "leave out --graph" in error
+    assert state(store) == before
+
+    # The same graph named again is no mismatch.
+    same = thinkgraph("history", "t1", "--store", store, "--graph", REFLECT)
+    assert same.returncode == 0 and "reflect" not in same.stdout  # not run yet
+
+
+def test_a_run_of_our_graph_refuses_a_graph(store: str, script: str) -> None:
+    paused(store, script)
+    assert state(store)[2] is None
+    done = thinkgraph("approve", "t1", "--store", store, "--tools", EMAIL, "--script", script,
+                      "--graph", REFLECT)  # fmt: skip
+    assert "ran thinkgraph's built-in graph; leave out --graph" in one_error(done)
+
+
+def test_draw_graph_draws_a_graph_with_no_run(tmp_path: Path) -> None:
+    done = thinkgraph("draw", "--graph", REFLECT, "--format", "ascii")
+    assert done.returncode == 0, done.stderr
+    assert "reflect" in done.stdout and "run:" not in done.stdout
+    ours = thinkgraph("draw", "--format", "ascii")
+    assert ours.returncode == 0 and "reflect" not in ours.stdout
+    for bad, why in [
+        ("nowhere_at_all:build", "module 'nowhere_at_all' not found"),
+        ("tests.cli.sample_graphs:missing", "has no attribute 'missing'"),
+        ("tests.cli.sample_graphs:REFLECT", "is a str, not a function"),
+        ("no-colon", "use module:function"),
+    ]:
+        assert why in one_error(thinkgraph("draw", "--graph", bad))
+
+
+def test_the_graph_of_a_langgraph_json_here_is_used_and_recorded(
+    store: str, script: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "my_graph.py").write_text(GRAPH_FILE)
+    (folder / "langgraph.json").write_text(json.dumps({"graphs": {"g": "./my_graph.py:build"}}))
+
+    drawn = thinkgraph("draw", "--format", "ascii", cwd=folder)
+    assert drawn.returncode == 0 and "reflect" in drawn.stdout, drawn.stderr
+    paused(store, script, cwd=folder)
+    assert state(store)[2] == f"{(folder / 'my_graph.py').resolve()}:build"
+    # Continued from elsewhere: the run knows where its graph is.
+    done = thinkgraph("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
+                      "--script", script)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "reflect" in state(store)[1]
+
+    # A run of ours goes on on ours, wherever it is continued from.
+    ours = f"sqlite:///{tmp_path / 'ours.db'}"
+    paused(ours, script)
+    done = thinkgraph("approve", "t1", "--no-input", "--store", ours, "--tools", EMAIL,
+                      "--script", script, cwd=folder)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert state(ours)[0] == "done" and "reflect" not in state(ours)[1]
+
+    (folder / "langgraph.json").write_text(
+        json.dumps({"graphs": {"a": "./my_graph.py:build", "b": "./my_graph.py:build"}})
+    )
+    error = one_error(thinkgraph("draw", cwd=folder))
+    assert "names 2 graphs (a, b); pick one with --graph" in error
+
+
+def test_a_graph_module_in_the_current_folder_is_found_when_the_run_goes_on(
+    store: str, script: str, tmp_path: Path
+) -> None:
+    (tmp_path / "my_graphs.py").write_text(GRAPH_FILE)
+    paused(store, script, "--graph", "my_graphs:build", cwd=tmp_path)
+    assert state(store)[2] == "my_graphs:build"
+    done = thinkgraph("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
+                      "--script", script, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "reflect" in state(store)[1]
+    listed = thinkgraph("history", "t1", "--store", store, cwd=tmp_path)
+    assert listed.returncode == 0 and " reflect " in listed.stdout, listed.stderr
+    # From another folder the module is not found: refused, naming the way out.
+    elsewhere = thinkgraph("history", "t1", "--store", store)
+    assert "module 'my_graphs' not found" in one_error(elsewhere)

@@ -1,0 +1,235 @@
+"""What a command reads before it builds its agent: the run's graph, the run, the model.
+
+A run records the graph it runs on (`thinkgraph.graphs.address`); a command that continues
+or draws a run builds its agent on that graph (`run_graph`), and a command that starts a
+run or draws a graph with no run takes `--graph`, else the one graph of a `langgraph.json`
+in the current folder, else ours (`new_graph`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from thinkgraph.cli._app import existing_store, fail, guarded
+from thinkgraph.graphs.address import (
+    LANGGRAPH_JSON,
+    GraphAddressError,
+    langgraph_json_address,
+    load_builder,
+    normal_address,
+    recorded_address,
+    same_graph,
+)
+
+__all__ = [
+    "make_model",
+    "new_graph",
+    "print_jobs",
+    "queued_message",
+    "run_graph",
+    "stopped_runs",
+    "stored_thread",
+]
+
+
+def _from_here() -> None:
+    # As --tools: a graph's module is found from the current folder.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
+def _importable(address: str, source: str = "") -> str:
+    """The address, made absolute when it is a file path, once its builder imports."""
+    _from_here()
+    try:
+        load_builder(address)
+    except GraphAddressError as exc:
+        fail(f"{source} {exc}".strip())
+    return normal_address(address)
+
+
+def new_graph(given: str | None) -> str | None:
+    """The graph a new run (or a drawing with no run) is built on: `--graph`, else the one
+    graph a `langgraph.json` in the current folder names, else None (ours)."""
+    if given is not None:
+        return _importable(given)
+    try:
+        found = langgraph_json_address()
+    except GraphAddressError as exc:
+        fail(str(exc))
+    return None if found is None else _importable(found, "langgraph.json:")
+
+
+def run_graph(store: str, thread: str, given: str | None) -> str | None:
+    """The graph the run under `thread` runs on, for a command that continues or draws it.
+
+    The graph the run recorded, imported here; or `given` (`--graph`) when the recorded
+    one cannot be imported (it names where that builder is now); for a run that recorded
+    none and did not run ours, the graph of a `langgraph.json` here. A `--graph` that is not
+    the run's graph is refused, and so is a run whose graph cannot be imported without one:
+    nothing is read or changed further. None: the run is on our graph.
+    """
+    from thinkgraph.storage import close_checkpointer, open_checkpointer
+
+    _from_here()
+    url = existing_store(store)
+    saver = open_checkpointer(url)
+    try:
+        recorded = recorded_address(saver, thread)
+    finally:
+        close_checkpointer(saver)
+    if recorded is None and given is None:
+        # Ours, or a run from before graphs were recorded: its task step then holds a graph
+        # of its own, which a langgraph.json here may name.
+        if not (Path.cwd() / LANGGRAPH_JSON).is_file() or _ran_ours(url, thread):
+            return None
+        return new_graph(None)
+    if recorded is None:
+        if _ran_ours(url, thread):
+            fail(
+                f"--graph {given}: thread {thread!r} ran thinkgraph's built-in graph; leave "
+                "out --graph to continue it on that graph"
+            )
+        return _importable(str(given))
+    try:
+        load_builder(recorded)
+    except GraphAddressError as exc:
+        if given is None:
+            fail(
+                f"thread {thread!r} ran on a graph that cannot be imported here ({exc}); run "
+                "from the folder it imports from, or pass --graph module:function naming "
+                "where that builder is now"
+            )
+        return _importable(given)
+    if given is not None and not same_graph(recorded, given):
+        fail(
+            f"--graph {given} is not the graph thread {thread!r} ran ({recorded}); leave out "
+            "--graph to continue it on its own graph"
+        )
+    return recorded
+
+
+def _ran_ours(url: str, thread: str) -> bool:
+    """Whether the run under `thread` ran our graph: its task step holds no graph of its
+    own (a run of a custom graph made before graphs were recorded holds one)."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.llm import ScriptedModel
+
+    ours = True
+
+    def read() -> None:
+        nonlocal ours
+        with Agent(ScriptedModel([]), store=url) as agent:
+            chain = agent.result(thread).chain
+        ours = not chain or getattr(chain[0], "graph", None) is None
+
+    guarded(read)
+    return ours
+
+
+def make_model(
+    model: str | None,
+    api_base: str | None,
+    script: Path | None,
+    *,
+    needed: bool = True,
+    thread: tuple[str, str] | None = None,
+) -> Any:
+    """The model the options name; without one, a fail (or, when not `needed` because a
+    worker will run the model, a ScriptedModel with no replies).
+
+    `thread` is the (store, thread id) a command continues: without a model, a thread that
+    holds no run is the mistake to report first.
+    """
+    from thinkgraph.llm import ScriptedModel
+
+    if not needed and script is None and not model:
+        return ScriptedModel([])
+    if script is not None:
+        try:
+            replies = json.loads(script.read_text())
+        except (OSError, ValueError) as exc:
+            fail(f"--script {script}: cannot read a JSON list of replies ({exc})")
+        if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
+            fail(f"--script {script}: expected a JSON list of strings")
+        return ScriptedModel(replies)
+    if not model:
+        if thread is not None:
+            guarded(lambda: stored_thread(*thread))
+        fail(
+            "no model: pass --model openai/gpt-4o-mini (any litellm model string) or set "
+            "THINKGRAPH_MODEL; `thinkgraph demo` runs without one"
+        )
+    if api_base is None:
+        return model
+    from thinkgraph.llm import LiteLLMModel
+
+    return LiteLLMModel(model, api_base=api_base)
+
+
+def stored_thread(store: str, thread: str) -> None:
+    """Fail unless the store holds a run under `thread` (saying why when its start still
+    waits for a worker)."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.llm import ScriptedModel
+
+    url = existing_store(store)
+    with Agent(ScriptedModel([]), store=url) as agent:
+        found = agent.checkpoint_id(thread)
+    if found is None:
+        fail(
+            queued_message(url, thread)
+            or f"no run is stored under thread {thread!r}; list runs with `thinkgraph runs` "
+            "or check --store"
+        )
+
+
+def stopped_runs(agent: Any, unfinished: list[str]) -> set[str]:
+    """The unfinished runs that no process advances: their lease is free (a run whose
+    process was interrupted or died looks "running" in the store until it is resumed)."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from thinkgraph.storage.lease import is_held
+
+    saver = agent.graph.checkpointer
+    if not isinstance(saver, BaseCheckpointSaver):
+        return set()
+    return {thread for thread in unfinished if not is_held(saver, thread)}
+
+
+def queued_message(url: str, thread: str) -> str | None:
+    """Why a thread has no run yet when its start waits in the worker queue, else None."""
+    from thinkgraph.storage import is_postgres_url
+
+    if not is_postgres_url(url):
+        return None
+    from thinkgraph.worker import open_jobs
+
+    for job in open_jobs(url, thread):
+        if job.action == "start":
+            state = "a worker is starting it" if job.running else "it waits for a worker"
+            return (
+                f"thread {thread!r} has not started yet: job {job.job_id} on queue "
+                f"{job.queue!r}, {state} (start one with thinkgraph worker --queue {job.queue})"
+            )
+    return None
+
+
+def print_jobs(url: str, *, limit: int) -> None:
+    """The newest jobs of the worker queue that are not finished, if the store has a queue."""
+    from thinkgraph.worker import open_jobs
+
+    jobs = open_jobs(url)[-limit:]
+    if jobs:
+        typer.echo("jobs for workers:")
+    for job in jobs:
+        where = "a worker runs it" if job.running else "waits for a worker"
+        typer.echo(
+            f"  job {job.job_id:<6} {job.thread_id:<16} {job.action:<7} {where} (queue {job.queue})"
+        )

@@ -1,0 +1,339 @@
+"""Where a graph comes from: the address of a graph builder, and the run that records it.
+
+A graph builder is a function that takes the agent's `Deps` and returns an uncompiled
+`StateGraph` (what ``Agent(build_graph=...)`` takes). Its address names it so that another
+process can build the same graph again:
+
+- ``module:function``: a function importable from a module (``myapp.graphs:build``);
+- ``path/to/file.py:function``: a function in a Python file, imported from that file (the
+  form ``langgraph.json`` uses; a relative path is taken from the current folder, or from
+  the folder of the ``langgraph.json`` that names it).
+
+An `Agent` built with a builder that has an address (or given ``graph="module:function"``)
+writes the address into the metadata of every checkpoint of its runs (`GRAPH_KEY`), so
+`recorded_address` reads it back from the store without building any graph, and a fork or
+a resume made by that agent carries it on. Runs of the built-in graph record nothing.
+
+What has an address (`address_of`): a function defined at the top level of a module (or a
+class attribute reached by its qualified name). A function of a script run as
+``python my_script.py`` (module ``__main__``) is addressed by the script's file path, as
+``/abs/path/my_script.py:build``: importing that file again must not start the script,
+so keep its start under ``if __name__ == "__main__":``. A function defined inside another
+function, a lambda or a partial has no address: its runs record ``<unnamed>:<its name>``,
+which nothing imports, so the CLI refuses to continue them without ``--graph``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import StateGraph
+
+from thinkgraph.errors import ConfigError
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.state import AgentState
+
+__all__ = [
+    "GRAPH_KEY",
+    "LANGGRAPH_JSON",
+    "UNNAMED",
+    "Builder",
+    "GraphAddressError",
+    "address_of",
+    "arecorded_address",
+    "check_same_graph",
+    "graph_metadata",
+    "graph_source",
+    "langgraph_json_address",
+    "load_builder",
+    "normal_address",
+    "recorded_address",
+    "same_graph",
+]
+
+Builder = Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]
+"""A function that builds an uncompiled graph from the agent's parts."""
+
+GRAPH_KEY = "thinkgraph_graph"
+"""The checkpoint metadata key that holds the address of the graph that wrote it."""
+
+UNNAMED = "<unnamed>"
+"""The module part recorded for a builder with no address (nothing can import it)."""
+
+LANGGRAPH_JSON = "langgraph.json"
+"""The file `langgraph dev` reads; its ``graphs`` map names graphs by file path."""
+
+_FILE_MODULE = "_thinkgraph_graph_file_"
+"""The prefix of the module names under which graph files are imported."""
+
+
+class GraphAddressError(ConfigError):
+    """A graph address that cannot be read or imported, or a builder that has none."""
+
+
+def _split(address: str) -> tuple[str, str]:
+    # rpartition: a Windows path has a colon of its own ("C:\\x\\g.py:build").
+    where, sep, attr = address.strip().rpartition(":")
+    if not sep or not where or not attr or not all(p.isidentifier() for p in attr.split(".")):
+        raise GraphAddressError(
+            f"graph {address!r}: use module:function or path/to/file.py:function, naming a "
+            "function that takes Deps and returns an uncompiled StateGraph"
+        )
+    return where, attr
+
+
+def _is_file(where: str) -> bool:
+    return where.endswith(".py") or "/" in where or "\\" in where
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _module_from_file(address: str, where: str, base: Path | None) -> ModuleType:
+    path = Path(where).expanduser()
+    if not path.is_absolute():
+        path = (base or Path.cwd()) / path
+    path = path.resolve()
+    if not path.is_file():
+        raise GraphAddressError(f"graph {address!r}: no file {path}; check the path")
+    name = _FILE_MODULE + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise GraphAddressError(f"graph {address!r}: {path} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    # As `langgraph dev` does: the file's own imports find the modules beside it.
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise GraphAddressError(
+            f"graph {address!r}: importing {path} failed ({_first_line(exc)})"
+        ) from exc
+    return module
+
+
+def _module(address: str, where: str, base: Path | None) -> ModuleType:
+    if _is_file(where):
+        return _module_from_file(address, where, base)
+    try:
+        return importlib.import_module(where)
+    except ModuleNotFoundError as exc:
+        raise GraphAddressError(
+            f"graph {address!r}: module {where!r} not found ({exc}); run from the folder "
+            "that holds it or put it on PYTHONPATH"
+        ) from exc
+    except Exception as exc:
+        raise GraphAddressError(
+            f"graph {address!r}: importing module {where!r} failed ({_first_line(exc)})"
+        ) from exc
+
+
+def normal_address(address: str, *, base: Path | None = None) -> str:
+    """The address as a run records it: a file path made absolute (from `base`, default
+    the current folder), so it names the same file from wherever the run is continued."""
+    where, attr = _split(address)
+    if not _is_file(where) or where == UNNAMED:
+        return f"{where}:{attr}"
+    return f"{((base or Path.cwd()) / Path(where).expanduser()).resolve()}:{attr}"
+
+
+def load_builder(address: str, *, base: Path | None = None) -> Builder:
+    """The graph builder an address names, imported now.
+
+    Args:
+        address: ``module:function`` or ``path/to/file.py:function``.
+        base: the folder a relative file path is read from (default: the current one).
+
+    Raises:
+        GraphAddressError: the address is malformed, its module or file cannot be
+            imported, it has no such attribute, or the attribute is not a function
+            (one line each, naming the fix).
+    """
+    if address.startswith(f"{UNNAMED}:"):
+        raise GraphAddressError(
+            f"graph {address!r} has no address (a builder defined inside a function, a lambda "
+            "or a partial); pass --graph module:function naming a module-level builder"
+        )
+    where, attr = _split(address)
+    value: Any = _module(address, where, base)
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise GraphAddressError(
+                f"graph {address!r}: {where!r} has no attribute {attr!r}; check the name"
+            )
+        value = getattr(value, part)
+    if isinstance(value, type) or not callable(value):
+        kind = "class" if isinstance(value, type) else type(value).__name__
+        raise GraphAddressError(
+            f"graph {address!r} is a {kind}, not a function: name a function that takes "
+            "Deps and returns an uncompiled StateGraph"
+        )
+    return value  # type: ignore[no-any-return]
+
+
+def address_of(builder: Callable[..., Any]) -> str | None:
+    """The address another process imports `builder` by, or None when it has none.
+
+    A module-level function (or class attribute) of an importable module is
+    ``module:qualname``; one of a script run as ``__main__`` or of a file imported by path
+    is ``/abs/path/file.py:qualname``. A nested function, a lambda, a partial or an object
+    that is not reached again by that name has none.
+    """
+    module_name = getattr(builder, "__module__", None)
+    qualname = getattr(builder, "__qualname__", None)
+    if not isinstance(module_name, str) or not isinstance(qualname, str) or "<" in qualname:
+        return None
+    module = sys.modules.get(module_name)
+    if module is None:
+        return None
+    value: Any = module
+    for part in qualname.split("."):
+        value = getattr(value, part, None)
+    if value is not builder:
+        return None
+    if module_name == "__main__" or module_name.startswith(_FILE_MODULE):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not file.endswith(".py"):
+            return None  # an interactive session or a notebook: nothing to import again
+        return f"{Path(file).resolve()}:{qualname}"
+    return f"{module_name}:{qualname}"
+
+
+def graph_source(
+    build_graph: Builder | None, graph: str | None
+) -> tuple[Builder | None, str | None]:
+    """The builder an agent uses and the address its runs record, from what it was given.
+
+    ``graph="module:function"`` is imported (and recorded, a file path made absolute); a
+    `build_graph` function records its own address, or ``<unnamed>:<its name>`` when it has
+    none. Neither: the built-in graph, recorded as nothing.
+
+    Raises:
+        GraphAddressError: both were given, or `graph` cannot be imported.
+    """
+    if graph is not None and build_graph is not None:
+        raise GraphAddressError("give build_graph=function or graph='module:function', not both")
+    if graph is not None:
+        return load_builder(graph), normal_address(graph)
+    if build_graph is None:
+        return None, None
+    name = getattr(build_graph, "__qualname__", None) or type(build_graph).__name__
+    return build_graph, address_of(build_graph) or f"{UNNAMED}:{name}"
+
+
+def graph_metadata(
+    metadata: Mapping[str, Any] | None, address: str | None
+) -> Mapping[str, Any] | None:
+    """An agent's run metadata with its graph's address added (as is for ours).
+
+    LangGraph writes the metadata of a run's config into each checkpoint it stores, so
+    every checkpoint of the run, and of its resumes and forks, names its graph.
+    """
+    return metadata if address is None else {**(metadata or {}), GRAPH_KEY: address}
+
+
+def same_graph(one: str, other: str, *, base: Path | None = None) -> bool:
+    """Whether two addresses name the same builder (equal, or importing to one function)."""
+    if one.strip() == other.strip():
+        return True
+    try:
+        return load_builder(one, base=base) is load_builder(other, base=base)
+    except GraphAddressError:
+        return False
+
+
+def check_same_graph(thread_id: str, recorded: str | None, mine: str | None) -> None:
+    """Refuse to continue a run recorded on graph `recorded` with an agent on graph `mine`
+    (None: the built-in graph), which would skip its nodes and misread its state.
+
+    Raises:
+        GraphAddressError: the two are not the same graph; one line naming the run's.
+    """
+    if recorded == mine or (recorded and mine and same_graph(recorded, mine)):
+        return
+    ran = recorded or "thinkgraph's built-in graph"
+    how = f"--graph {recorded}" if recorded else "no --graph"
+    raise GraphAddressError(
+        f"thread {thread_id!r} runs on {ran}, not on this agent's graph "
+        f"({mine or 'the built-in one'}); continue it with an agent on its graph "
+        f"(a worker started with {how}, on a queue of its own)"
+    )
+
+
+def langgraph_json_address(folder: Path | None = None) -> str | None:
+    """The graph a ``langgraph.json`` in `folder` (default: the current one) names.
+
+    Follows `langgraph dev`'s convention: its ``graphs`` map names each graph as
+    ``"./path/to/file.py:attr"`` (or ``module:attr``), a path taken from the file's folder;
+    here `attr` must be a builder (a function taking Deps). The address is returned with an
+    absolute path, so a run records where its graph is wherever it is continued from.
+
+    Returns:
+        The address, or None when there is no ``langgraph.json`` (or it names no graph).
+
+    Raises:
+        GraphAddressError: the file cannot be read, or it names several graphs (pick one
+            with ``--graph``).
+    """
+    path = (folder or Path.cwd()) / LANGGRAPH_JSON
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise GraphAddressError(f"{path}: cannot read it as JSON ({_first_line(exc)})") from exc
+    graphs = data.get("graphs") if isinstance(data, dict) else None
+    if not graphs:
+        return None
+    if not isinstance(graphs, dict) or not all(isinstance(v, str) for v in graphs.values()):
+        raise GraphAddressError(f'{path}: "graphs" must map names to "path/to/file.py:function"')
+    if len(graphs) > 1:
+        raise GraphAddressError(
+            f"{path} names {len(graphs)} graphs ({', '.join(sorted(graphs))}); pick one with "
+            "--graph path/to/file.py:function"
+        )
+    (address,) = graphs.values()
+    return normal_address(address, base=path.parent)
+
+
+def _latest(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+
+
+def _recorded(metadata: Any) -> str | None:
+    value = metadata.get(GRAPH_KEY) if isinstance(metadata, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def recorded_address(saver: object, thread_id: str) -> str | None:
+    """The address of the graph that wrote a thread's latest checkpoint, read from its
+    metadata (no graph is built); None for the built-in graph, no run, or no saver."""
+    if not isinstance(saver, BaseCheckpointSaver):
+        return None
+    latest = saver.get_tuple(_latest(thread_id))  # type: ignore[arg-type]
+    return None if latest is None else _recorded(latest.metadata)
+
+
+async def arecorded_address(saver: object, thread_id: str) -> str | None:
+    """`recorded_address` from async code."""
+    if not isinstance(saver, BaseCheckpointSaver):
+        return None
+    latest = await saver.aget_tuple(_latest(thread_id))  # type: ignore[arg-type]
+    return None if latest is None else _recorded(latest.metadata)
