@@ -11,22 +11,9 @@ from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import (
-    ApiBaseOpt,
-    McpOpt,
-    ModelOpt,
-    ScriptOpt,
-    StoreOpt,
-    ToolsOpt,
-    app,
-    existing_store,
-    fail,
-    guarded,
-    import_spec,
-    load_mcp,
-    load_tool,
-    make_model,
-)
+from thinkgraph.cli._app import app, existing_store, fail, guarded, load_mcp, load_tool
+from thinkgraph.cli._options import ApiBaseOpt, McpOpt, ModelOpt, ScriptOpt, StoreOpt, ToolsOpt
+from thinkgraph.cli._runs import make_model, new_graph, run_graph
 
 __all__ = ["replay"]
 
@@ -39,8 +26,9 @@ def replay(
         typer.Option(
             "--graph",
             metavar="MODULE:FUNCTION",
-            help="The graph to replay on: a function that takes the agent's parts (deps) "
-            "and returns an uncompiled StateGraph. Ours when left out.",
+            help="The graph to replay on (module:function or path/to/file.py:function): "
+            "today's version of the run's graph, or another. Default: the graph the run "
+            "recorded.",
         ),
     ] = None,
     tools: ToolsOpt = None,
@@ -83,16 +71,15 @@ def replay(
         fail("--live-from-divergence needs --max-calls N (the real model calls allowed)")
     if live and not (model or script):
         fail("--live-from-divergence needs the real model: pass --model or --script")
-    builder = None if graph is None else import_spec("--graph", graph, "mygraphs:build")
-    if builder is not None and not callable(builder):
-        fail(f"--graph {graph!r} is not a function: give one that takes deps and returns a graph")
     loaded = [t for spec in tools or [] for t in load_tool(spec)] + load_mcp(mcp)
     chosen: Any = make_model(model, api_base, script, needed=False)
     url = existing_store(store)
+    # Another graph than the run's is the point of a replay: --graph is taken as given.
+    address = new_graph(graph) if graph is not None else run_graph(url, run, None)
     code = [0]
 
     def go() -> None:
-        with Agent(chosen, loaded, store=url, build_graph=builder) as agent:
+        with Agent(chosen, loaded, store=url, graph=address) as agent:
             report = agent.replay(
                 run, new_thread_id=thread, strict=strict, live_from_divergence=live,
                 max_calls=max_calls,
