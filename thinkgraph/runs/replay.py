@@ -50,7 +50,7 @@ from thinkgraph.state import (
     running_node,
 )
 from thinkgraph.tools.base import ToolContext
-from thinkgraph.views.diff import RunDiff, diff_runs
+from thinkgraph.views.diff import RunDiff, diff_runs, node_visits
 
 __all__ = ["REPLAY_PREFIX", "ReplayOutcome", "ReplayReport", "RequestChange", "areplay"]
 
@@ -254,11 +254,42 @@ def _decision(step: HumanStep) -> Approve | Edit | Reject | Respond:
     return Approve()
 
 
+class _Path:
+    """The replay's node visits as its steps come, held against the source's.
+
+    Visits are cut as `thinkgraph.views.diff.node_visits` cuts them (consecutive steps of a
+    node, each think call a new visit), so the replay stops where the diff will see the
+    route part.
+    """
+
+    def __init__(self, source: Sequence[BaseStep]) -> None:
+        self.source = node_visits(source)
+        self.count = 0
+        self.node = ""
+        self.has_call = False
+
+    def parted(self, step: BaseStep) -> str:
+        """Where the replay's path leaves the source's at `step` ("" while it does not)."""
+        if not step.node:
+            return ""
+        opens = isinstance(step, LLMCallStep) and step.purpose == "think"
+        parted = ""
+        if step.node != self.node or (opens and self.has_call):
+            self.count += 1
+            self.node, self.has_call = step.node, False
+            expected = self.source[self.count - 1] if self.count <= len(self.source) else None
+            if expected != step.node:
+                parted = f"{step.node} where the run went to {expected or 'its end'}"
+        self.has_call = self.has_call or opens
+        return parted
+
+
 class _Session:
     """One replay in progress: what it served, whether it went live, why it stopped."""
 
     def __init__(self, source: RunResult, model: ReplayModel, live_allowed: bool) -> None:
         self.record = _Record(source.chain)
+        self.path = _Path(source.chain)
         self.source_calls = {
             (s.think_step, s.call.name, _args_key(s.call.args, s.call.raw_args))
             for s in source.chain
@@ -305,7 +336,11 @@ class _Session:
         )
 
     def check(self, step: BaseStep) -> None:
-        """A tool call the record does not have is a divergence, seen before act runs it."""
+        """A route or a tool call the record does not have is a divergence: seen as the
+        step comes, before the next node runs."""
+        parted = self.path.parted(step)
+        if parted:
+            self.miss(parted)
         if isinstance(step, ToolCallStep):
             call = step.call
             key = (step.think_step, call.name, _args_key(call.args, call.raw_args))
