@@ -1,9 +1,10 @@
 """A critic node between validate and finalize: an answer must survive review to be final.
 
-The graph is ours, built from `thinkgraph.graphs.parts`, with one node of yours: after
-validate passes an answer, the critic checks that the answer is the number a calculator
-call returned. If not, it rejects the answer (the model sees why) and the run goes back to
-think; the step guards still bound the loop.
+The graph is ours (`react_graph`) with one node of yours: validate's "passed" route goes to
+the critic instead of finalize, and the critic checks that the answer is the number a
+calculator call returned. If not, it rejects the answer (the model sees why) and the run
+goes back to think. The critic's routes get the step guards by composition: nothing to
+import or re-check, and the diagram labels each edge with its route's word.
 
     python examples/critic.py                      # a ScriptedModel plays the model
     python examples/critic.py --model openai/gpt-4o-mini
@@ -14,16 +15,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import StateGraph
 
 from thinkgraph import Agent, ScriptedModel, StepLimits, Verdict
-from thinkgraph.graphs import parts
-from thinkgraph.graphs.routing import guard_stop
+from thinkgraph.graphs import react_graph
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState, ObservationStep, ValidationStep
 from thinkgraph.tools.builtin import calculator
 from thinkgraph.views import format_step
-from thinkgraph.viz import guarded_router
 
 TASK = "What is 17 * 23? Answer with the number only."
 
@@ -46,7 +45,7 @@ def critic(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     else:
         reason = ""
     verdict = Verdict(passed=not reason, reason=reason, validator="critic")
-    review = ValidationStep(node="critic", answer=answer, verdicts=[verdict], passed=not reason)
+    review = ValidationStep(answer=answer, verdicts=[verdict], passed=not reason)
     if verdict.passed:
         return {"chain": [review]}
     # A rejected answer is a failure like any other: the failure limit stops a critic
@@ -61,50 +60,18 @@ def critic(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     }
 
 
-@guarded_router
 def route_after_critic(state: AgentState) -> str:
-    """Finalize an approved answer; else think again, unless a guard stops the run.
-
-    It returns why, not where: the path map in `build` says where, and the diagram labels
-    each edge with the reason.
-    """
-    if state.get("answer") is not None:
-        return "approved"
-    if guard_stop(state["counters"], state["limits"]) is not None:
-        return "guard"
-    return "rejected"
+    """Why the run leaves the critic: "approved" or "rejected" (the table says where to)."""
+    return "approved" if state.get("answer") is not None else "rejected"
 
 
 def build(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
     """Our graph with the critic between validate and finalize."""
-    graph: StateGraph[AgentState, Any, AgentState, AgentState] = StateGraph(AgentState)
-    graph.add_node("think", parts.think_node(deps))
-    graph.add_node("act", parts.act_node(deps))
-    graph.add_node("observe", parts.observe_node(deps))
-    graph.add_node("validate", parts.validate_node(deps))
-    graph.add_node("reset", parts.reset_node(deps))
-    graph.add_node("critic", parts.node("critic", critic, deps))
-    graph.add_node("finalize", parts.finalize_node(deps))
-
-    graph.add_edge(START, "think")
-    think_targets = ["think", "act", "validate", "reset", "finalize"]
-    graph.add_conditional_edges("think", parts.think_router(deps), think_targets)
-    graph.add_edge("act", "observe")
-    graph.add_conditional_edges("observe", parts.observe_router(deps), ["think", "finalize"])
-    # validate's router says "finalize" for a passed answer: send that to the critic.
-    graph.add_conditional_edges(
-        "validate",
-        parts.validate_router(deps),
-        {"finalize": "critic", "think": "think", "reset": "reset"},
-    )
-    graph.add_conditional_edges(
-        "critic",
-        route_after_critic,
-        {"approved": "finalize", "guard": "finalize", "rejected": "think"},
-    )
-    graph.add_edge("reset", "think")
-    graph.add_edge("finalize", END)
-    return graph
+    graph = react_graph(deps)
+    graph.add_node("critic", critic)
+    graph.set_route("validate", "passed", "critic")
+    graph.add_routes("critic", route_after_critic, {"approved": "finalize", "rejected": "think"})
+    return graph.build()
 
 
 def main() -> None:

@@ -1,9 +1,9 @@
 """A planner node before the first think: the model plans once, then works the plan.
 
-The graph is ours, built from `thinkgraph.graphs.parts`, with one node of yours between
-START and think. The planner asks the model for a short plan and writes it into the
-chain as guidance (a `HumanStep` of kind "guidance"), which every later prompt shows.
-Its model call counts in the run's budgets like think's.
+The graph is ours (`react_graph`) with one node of yours where runs start, before think.
+The planner asks the model for a short plan (`ask_model`: an llm_call step, counted in the
+run's budgets like think's) and notes it in the chain (a `NoteStep`), which every later
+prompt shows as the planner's note.
 
     python examples/planner.py                     # a ScriptedModel plays the model
     python examples/planner.py --model openai/gpt-4o-mini
@@ -12,16 +12,14 @@ Its model call counts in the run's budgets like think's.
 from __future__ import annotations
 
 import argparse
-import time
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import StateGraph
 
 from thinkgraph import Agent, ScriptedModel, StepLimits
-from thinkgraph.graphs import parts
-from thinkgraph.llm.base import ModelRequest
-from thinkgraph.nodes.deps import Deps
-from thinkgraph.state import AgentState, HumanStep, TaskStep
+from thinkgraph.graphs import react_graph
+from thinkgraph.nodes import Deps, ask_model
+from thinkgraph.state import AgentState, NoteStep, TaskStep
 from thinkgraph.tools.builtin import calculator
 from thinkgraph.views import format_step
 
@@ -43,47 +41,23 @@ PLAN_PROMPT = (
 )
 
 
-def planner(state: AgentState, *, deps: Deps) -> dict[str, Any]:
-    """Ask the model for a plan and record it as guidance for every later think."""
-    started = time.perf_counter()
+async def planner(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+    """Ask the model for a plan and note it for every later think."""
     task = next(s.text for s in state["chain"] if isinstance(s, TaskStep))
     tools = ", ".join(t.name for t in deps.tools) or "none"
-    counters = state["counters"]
-    request = ModelRequest(
-        messages=[{"role": "user", "content": PLAN_PROMPT.format(tools=tools, task=task)}],
-        turn=counters.model_calls,  # a ScriptedModel picks its reply by the turn
-    )
-    reply = deps.model.complete(request)
-    plan = HumanStep(node="planner", kind="guidance", text=f"Plan:\n{reply.text.strip()}")
-    return {
-        "chain": [plan],
-        "counters": parts.count_usage(counters, reply, time.perf_counter() - started),
-    }
+    prompt = PLAN_PROMPT.format(tools=tools, task=task)
+    answer = await ask_model(state, deps, [{"role": "user", "content": prompt}], purpose="plan")
+    plan = [NoteStep(text=f"Plan:\n{answer.text.strip()}")] if answer.ok else []
+    return {"chain": [*answer.steps, *plan], "counters": answer.counters}
 
 
 def build(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
     """Our graph with the planner between START and think."""
-    graph: StateGraph[AgentState, Any, AgentState, AgentState] = StateGraph(AgentState)
-    graph.add_node("planner", parts.node("planner", planner, deps))
-    graph.add_node("think", parts.think_node(deps))
-    graph.add_node("act", parts.act_node(deps))
-    graph.add_node("observe", parts.observe_node(deps))
-    graph.add_node("validate", parts.validate_node(deps))
-    graph.add_node("reset", parts.reset_node(deps))
-    graph.add_node("finalize", parts.finalize_node(deps))
-
-    graph.add_edge(START, "planner")
-    graph.add_edge("planner", "think")
-    think_targets = ["think", "act", "validate", "reset", "finalize"]
-    graph.add_conditional_edges("think", parts.think_router(deps), think_targets)
-    graph.add_edge("act", "observe")
-    graph.add_conditional_edges("observe", parts.observe_router(deps), ["think", "finalize"])
-    graph.add_conditional_edges(
-        "validate", parts.validate_router(deps), ["think", "reset", "finalize"]
-    )
-    graph.add_edge("reset", "think")
-    graph.add_edge("finalize", END)
-    return graph
+    graph = react_graph(deps)
+    graph.add_node("planner", planner).set_entry("planner")
+    # one way on, so no guards: the label says why the run goes on to think
+    graph.add_routes("planner", lambda state: "planned", {"planned": "think"}, guards=False)
+    return graph.build()
 
 
 def main() -> None:

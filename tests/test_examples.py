@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +14,13 @@ from typing import Any
 
 import pytest
 
-from thinkgraph import Agent, ScriptedModel
+from thinkgraph import Agent, Approve, ScriptedModel
+from thinkgraph.errors import GraphConfigError
+from thinkgraph.graphs import check_graph
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.policies import ReActText
 from thinkgraph.tools import ToolRegistry
-from thinkgraph.viz import approval_tools, check_graph, to_graph_model, to_mermaid
+from thinkgraph.viz import approval_tools, overlay_from_result, to_ascii, to_graph_model, to_mermaid
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -50,14 +53,26 @@ def run_example(name: str, tmp_path: Path) -> str:
             [
                 "#3   validation  failed: critic: fail (no calculation backs this answer;",
                 "#11  validation  passed: critic: pass",
-                'validate -.->|"pass / guard · ×2"| critic;',
+                'validate -.->|"passed · ×2"| critic;',
                 'critic -.->|"rejected · ×1"| think;',
             ],
         ),
         (
             "planner",
             "answer: 16.25  (done, final_answer)",
-            ["#1   human       guidance: Plan:", '__start__ -->|"×1"| planner;'],
+            ["#2   note        Plan:", '__start__ -->|"×1"| planner;'],
+        ),
+        (
+            "reflect",
+            "answer: 84  (done, final_answer)",
+            [
+                ">>> waits for approval: publish({'text': '12 * 7 = 84'})",
+                "published: ['12 * 7 = 84']",
+                "nodes run: start → start → plan → execute → observe → reflect → plan → approve "
+                "→ execute → observe → reflect → plan → validate → finalize",
+                'reflect -.->|"proceed · ×2"| plan;',
+                'plan -.->|"continue · ×1"| execute;',
+            ],
         ),
         (
             "approve_writes",
@@ -81,13 +96,75 @@ def test_each_example_runs_and_prints_its_answer_and_its_diagram(
         assert line in out
 
 
-@pytest.mark.parametrize(("name", "node"), [("critic", "critic"), ("planner", "planner")])
+CUSTOM = [("critic", "critic"), ("planner", "planner"), ("reflect", "reflect")]
+"""Each example built on the route table, and its node of the user's."""
+
+LABELS = {
+    "critic": [("validate", "critic", "passed"), ("critic", "think", "rejected"),
+               ("critic", "finalize", "approved / abort / budget / max_steps")],
+    "planner": [("planner", "think", "planned")],
+    "reflect": [("observe", "reflect", "next"), ("reflect", "plan", "proceed"),
+                ("reflect", "reset", "start_over"), ("plan", "execute", "continue")],
+}  # fmt: skip
+"""The labels of the user's routes, and of ours they re-targeted, by (source, target)."""
+
+
+def example_deps(name: str) -> Deps:
+    tools = getattr(load(name), "TOOLS", [])
+    return Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry(tools))
+
+
+@pytest.mark.parametrize(("name", "node"), CUSTOM)
 def test_a_custom_graph_passes_the_static_checks_and_draws_its_node(name: str, node: str) -> None:
-    deps = Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry([]))
-    graph = load(name).build(deps)
+    graph = load(name).build(example_deps(name))
     model = check_graph(graph)
     assert model.nodes[node]["kind"] == "custom"
     assert f'\t{node}["{node}"]' in to_mermaid(to_graph_model(graph))
+
+
+@pytest.mark.parametrize("name", [name for name, _ in CUSTOM])
+def test_each_examples_mermaid_and_ascii_carry_the_users_labels(name: str) -> None:
+    model = to_graph_model(load(name).build(example_deps(name)))
+    mermaid, ascii_ = to_mermaid(model), to_ascii(model)
+    for source, target, label in LABELS[name]:
+        assert f'\t{source} -.->|"{label}"| {target};' in mermaid
+        # a renamed node of ours shows its kind: "plan (think)"
+        edge = rf"^  -\.-> {re.escape(target)}( \(\w+\))? +{re.escape(label)}$"
+        assert re.search(edge, ascii_, re.MULTILINE), (source, target, label)
+
+
+@pytest.mark.parametrize(("name", "node"), CUSTOM)
+def test_each_examples_check_refuses_a_route_to_a_missing_node_in_one_line(
+    name: str, node: str
+) -> None:
+    graph = load(name).build(example_deps(name))
+    graph.add_edge(node, "audit")
+    with pytest.raises(GraphConfigError) as info:
+        check_graph(graph)
+    assert str(info.value) == (
+        f"the edge {node!r} goes to 'audit', which is not a node of the graph; add the node "
+        "'audit' or send the route to one that is"
+    )
+
+
+def test_the_reflect_graph_is_importable_by_address_and_pauses_before_publishing() -> None:
+    import importlib
+
+    reflect = importlib.import_module("examples.reflect")
+    agent = Agent(ScriptedModel(reflect.SCRIPT), reflect.TOOLS, store="memory://",
+                  build_graph=reflect.build)  # fmt: skip
+    paused = agent.run(reflect.TASK, thread_id="r")
+    assert paused.status == "paused"
+    assert [(p.kind, p.tool) for p in paused.pending] == [("approval", "publish")]
+    done = agent.resume("r", decisions={p.call_id: Approve() for p in paused.pending})
+    assert (done.status, done.answer) == ("done", "84")
+    history = [h.node for h in agent.history("r")]
+    assert {"plan", "execute", "reflect"} <= set(history)
+    assert not {"think", "act"} & set(history)
+    # the overlay counts each node as often as history has it run
+    overlay = overlay_from_result(done, to_graph_model(agent.graph))
+    ran = {n: history.count(n) for n in set(history) - {"start"}}
+    assert {n: overlay.node_visits.get(n, 0) for n in ran} == ran
 
 
 def test_the_critic_sends_a_rejected_answer_back_to_think_with_its_reason() -> None:

@@ -93,7 +93,7 @@ def test_bad_arguments_get_one_line_naming_the_fix(
 def test_draw_prints_mermaid() -> None:
     result = runner.invoke(app, ["draw"])
     assert result.exit_code == 0
-    assert 'think -.->|"continue + calls"| act;' in result.output
+    assert 'think -.->|"continue"| act;' in result.output
     assert "act --> observe;" in result.output
 
 

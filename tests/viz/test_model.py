@@ -22,12 +22,14 @@ def test_every_node_of_the_react_graph_has_its_kind() -> None:
 
 def test_conditional_edges_carry_the_next_action_and_guard_labels() -> None:
     model = to_graph_model(build_react_graph(DEPS))
-    assert model.edges["think", "act"]["label"] == "continue + calls"
-    assert model.edges["think", "validate"]["label"] == "final_answer / validate ≥ min_steps"
-    assert model.edges["think", "reset"]["label"] == "reset ≤ max_resets"
-    assert model.edges["think", "ask_human"]["label"] == "consecutive failures"
-    assert model.edges["validate", "finalize"]["label"] == "pass / guard"
-    assert model.edges["validate", "think"]["label"] == "fail"
+    assert model.edges["think", "act"]["label"] == "continue"
+    assert model.edges["think", "validate"]["label"] == "validate"
+    assert model.edges["think", "reset"]["label"] == "reset"
+    assert model.edges["think", "ask_human"]["label"] == "failures"
+    assert model.edges["think", "finalize"]["label"] == "abort / budget / max_steps"
+    assert model.edges["think", "think"]["label"] == "min_steps / retry"
+    assert model.edges["validate", "finalize"]["label"] == "passed / abort / budget / max_steps"
+    assert model.edges["validate", "think"]["label"] == "failed"
     assert model.edges["think", "act"]["conditional"] is True
     assert model.edges["think", "act"]["guarded"] is True
 
@@ -47,7 +49,7 @@ def test_every_label_in_the_table_is_on_an_edge_of_the_react_graph() -> None:
 
 def test_the_router_key_labels_an_edge_the_user_remapped() -> None:
     model = to_graph_model(with_critic())
-    assert model.edges["validate", "critic"]["label"] == "pass / guard"
+    assert model.edges["validate", "critic"]["label"] == "passed / abort / budget / max_steps"
     assert model.edges["validate", "critic"]["keys"] == ["finalize"]
     assert model.nodes["critic"]["kind"] == "custom"
     assert model.nodes["validate"]["router"] == "route_validated"

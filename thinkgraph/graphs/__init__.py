@@ -1,34 +1,35 @@
-"""Graphs: the prebuilt ReAct graph, the routers, and the parts to build your own.
+"""Graphs: the route table, the wiring and its build-time checks, and our ReAct graph.
 
-`parts` holds the node and router factories for your own `StateGraph`; `build_react_graph`
-returns ours, uncompiled. Both load on first use: the diagrams import `routing` from here,
-and `build_react_graph` checks its graph with them.
+- `react_graph(deps)` is our graph as a `ReasoningGraph`: change it by route label
+  (``set_route``), add nodes of yours with routes of their own (``add_routes``, guards
+  included), rename our nodes (``names={"act": "execute"}``), then ``build()`` it;
+- `build_react_graph(deps)` is ``react_graph(deps).build()``: the uncompiled `StateGraph`;
+- `Route` and `REACT_ROUTES`: the route table (`thinkgraph.graphs.routes`);
+- `check_graph`: the static checks, run by ``build()`` and by `Agent`;
+- `parts`: our nodes and routers one by one, for a `StateGraph` wired by hand.
 
 Example:
-    >>> from thinkgraph.graphs import build_react_graph, parts
+    >>> from thinkgraph.graphs import react_graph
+    >>> graph = react_graph(deps, names={"act": "execute"}).build()  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from thinkgraph.graphs import parts
+from thinkgraph.graphs.build import ReasoningGraph, react_graph
+from thinkgraph.graphs.checks import check_graph
+from thinkgraph.graphs.react import THINK_TARGETS, build_react_graph
+from thinkgraph.graphs.routes import REACT_ROUTES, Route
+from thinkgraph.graphs.shape import guarded_router
 
-if TYPE_CHECKING:
-    from thinkgraph.graphs import parts
-    from thinkgraph.graphs.react import THINK_TARGETS, build_react_graph
-
-__all__ = ["THINK_TARGETS", "build_react_graph", "parts"]
-
-_WHERE = {
-    "THINK_TARGETS": "thinkgraph.graphs.react",
-    "build_react_graph": "thinkgraph.graphs.react",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name == "parts":
-        return importlib.import_module("thinkgraph.graphs.parts")
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'thinkgraph.graphs' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__all__ = [
+    "REACT_ROUTES",
+    "THINK_TARGETS",
+    "ReasoningGraph",
+    "Route",
+    "build_react_graph",
+    "check_graph",
+    "guarded_router",
+    "parts",
+    "react_graph",
+]

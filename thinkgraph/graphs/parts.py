@@ -4,17 +4,20 @@
 agent's parts and make them LangGraph nodes and routers.)
 
 Every factory here takes the agent's `Deps` and returns what LangGraph takes: a node for
-``add_node`` or a router for ``add_conditional_edges``. `build_react_graph` is made of
-them; build your graph the same way, from a function ``build(deps) -> StateGraph``, and
-give it to ``Agent(model, tools, build_graph=build)``: your graph is checked when the
-agent is made and gets checkpoints, approvals, breakpoints, streaming, history and
-diagrams like ours.
+``add_node`` or a router for ``add_conditional_edges``. The easy way to a graph of your own
+is `thinkgraph.graphs.react_graph`: our nodes from these factories and their routes from
+the route table, changed by label and by name, with the guards and the checks built in.
 
-The routers return our node names ("think", "finalize", …); send a route elsewhere with a
-path map, e.g. ``{"finalize": "critic", "think": "think"}``. The act node must be named
-"act": think_router and approved_router start one act task per call under that name.
+Wiring a `StateGraph` by hand with these factories still works: the routers here return
+our node names ("think", "finalize", …); send a route elsewhere with a path map, e.g.
+``{"finalize": "critic", "think": "think"}``. Wired by hand, the act node must be named
+"act" (think_router and approved_router send act tasks to that name); a graph that names
+it otherwise is refused when it is checked, naming ``react_graph(deps, names=...)``.
+Give ``build(deps) -> StateGraph`` to ``Agent(model, tools, build_graph=build)``: your
+graph is checked when the agent is made and gets checkpoints, approvals, breakpoints,
+streaming, history and diagrams like ours.
 
-Example:
+Example (by hand):
     >>> from langgraph.graph import END, START, StateGraph
     >>> from thinkgraph.graphs import parts
     >>> from thinkgraph.state import AgentState
@@ -48,7 +51,9 @@ from langgraph.types import Send
 from thinkgraph import tracing
 from thinkgraph._langgraph import dual_node
 from thinkgraph.graphs import routing
+from thinkgraph.graphs.checks import DEPS_ATTR
 from thinkgraph.graphs.routing import THINK_TARGETS
+from thinkgraph.graphs.shape import KIND_ATTR
 from thinkgraph.llm.call import count_usage
 from thinkgraph.nodes.act import ActTask
 from thinkgraph.nodes.act import act as _act
@@ -114,6 +119,8 @@ def node(
     name: str,
     fn: Callable[..., Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None],
     deps: Deps | None = None,
+    *,
+    kind: str = "custom",
 ) -> Node:
     """Make `fn` a thinkgraph node named `name`; every node of ours is made this way.
 
@@ -130,6 +137,8 @@ def node(
         fn: ``fn(state, deps=deps) -> update`` when `deps` is given, else ``fn(state)``;
             the update may add steps under ``"chain"``.
         deps: the agent's parts, passed to `fn`; None for a node that needs none.
+        kind: which of our nodes it is ("think", "act", …), or "custom" for one of yours;
+            the checks and the diagrams know a node by its kind, whatever its name.
 
     Example:
         >>> async def critic(state, *, deps):
@@ -155,60 +164,64 @@ def node(
 
     run.__name__ = name
     run.__qualname__ = name
+    setattr(run, KIND_ATTR, kind)
     return dual_node(name, run)
 
 
 def think_node(deps: Deps, *, name: str = routing.THINK) -> Node:
     """The think node: project the chain, call the model, record its decision."""
-    return node(name, _think, deps)
+    return node(name, _think, deps, kind=routing.THINK)
 
 
 def approve_node(deps: Deps, *, name: str = routing.APPROVE) -> Node:
     """The approval gate: one interrupt for every proposed call that needs a person."""
-    return node(name, _approve, deps)
+    return node(name, _approve, deps, kind=routing.APPROVE)
 
 
 def observe_node(deps: Deps, *, name: str = routing.OBSERVE) -> Node:
     """The observe node: fold the round's tool results into observations."""
-    return node(name, _observe, deps)
+    return node(name, _observe, deps, kind=routing.OBSERVE)
 
 
 def validate_node(deps: Deps, *, name: str = routing.VALIDATE) -> Node:
     """The validate node: run the validators on the candidate answer."""
-    return node(name, _validate, deps)
+    return node(name, _validate, deps, kind=routing.VALIDATE)
 
 
 def reset_node(deps: Deps, *, name: str = routing.RESET) -> Node:
     """The reset node: start the reasoning over, keeping a short lesson."""
-    return node(name, _reset, deps)
+    return node(name, _reset, deps, kind=routing.RESET)
 
 
 def finalize_node(deps: Deps, *, name: str = routing.FINALIZE) -> Node:
     """The finalize node: record the answer and why the run stopped."""
-    return node(name, _finalize, deps)
+    return node(name, _finalize, deps, kind=routing.FINALIZE)
 
 
 def ask_human_node(deps: Deps, *, name: str = routing.ASK_HUMAN) -> Node:
     """The ask_human node: pause for a person after repeated failures."""
-    return node(name, _ask_human, deps)
+    return node(name, _ask_human, deps, kind=routing.ASK_HUMAN)
 
 
-def act_node(deps: Deps) -> Node:
+def act_node(deps: Deps, *, name: str = routing.ACT) -> Node:
     """The act node: run one tool call (LangGraph runs one act task per call).
 
-    Add it under the name "act"; LangGraph reads its input (`ActTask`) from the signature.
+    LangGraph reads its input (`ActTask`) from the signature. Named other than "act", wire
+    it through the route table (``react_graph(deps, names={"act": name})``): the router
+    after think sends the act tasks to the node its "continue" route names.
     """
 
     async def run(task: ActTask, config: RunnableConfig) -> dict[str, Any]:
-        with tracing.span(f"thinkgraph.node {routing.ACT}", {"thinkgraph.node": routing.ACT}):
+        with tracing.span(f"thinkgraph.node {name}", {"thinkgraph.node": name}):
             update = await _act(task, config, deps=deps)
         if "number" in task:
             number_steps(update.get("chain", ()), task["number"])
-        return {**update, "node": running_node() or routing.ACT}
+        return {**update, "node": running_node() or name}
 
-    run.__name__ = routing.ACT
-    run.__qualname__ = routing.ACT
-    return dual_node(routing.ACT, run)
+    run.__name__ = name
+    run.__qualname__ = name
+    setattr(run, KIND_ATTR, routing.ACT)
+    return dual_node(name, run)
 
 
 # -- routers ----------------------------------------------------------------------------
@@ -231,7 +244,9 @@ def think_router(deps: Deps) -> Router:
 
     Targets: `THINK_TARGETS`. Calls a tool's cache can answer are served from it.
     """
-    return _named_router("route_think", lambda state: routing.route_think(state, deps))
+    router = _named_router("route_think", lambda state: routing.route_think(state, deps))
+    setattr(router, DEPS_ATTR, deps)  # the checks read which tools need approval
+    return router
 
 
 def approved_router(deps: Deps) -> Router:
@@ -239,7 +254,9 @@ def approved_router(deps: Deps) -> Router:
 
     Targets: `APPROVE_TARGETS`.
     """
-    return _named_router("route_approved", lambda state: routing.route_approved(state, deps))
+    router = _named_router("route_approved", lambda state: routing.route_approved(state, deps))
+    setattr(router, DEPS_ATTR, deps)
+    return router
 
 
 def observe_router(deps: Deps | None = None) -> Router:

@@ -1,16 +1,20 @@
-"""build_react_graph: the think / act / observe / validate / reset graph, uncompiled."""
+"""build_react_graph: the think / act / observe / validate / reset graph, uncompiled.
+
+It is `react_graph(deps).build()`: our nodes and the route table (`thinkgraph.graphs.routes`),
+checked when built (`thinkgraph.graphs.checks`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 
 from thinkgraph.graphs import parts, routing
+from thinkgraph.graphs.build import react_graph
 from thinkgraph.graphs.routing import THINK_TARGETS, route_approved, route_think
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState
-from thinkgraph.viz.checks import check_graph
 
 __all__ = ["THINK_TARGETS", "add_react_nodes", "build_react_graph", "route_approved", "route_think"]
 
@@ -18,8 +22,9 @@ __all__ = ["THINK_TARGETS", "add_react_nodes", "build_react_graph", "route_appro
 def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
     """Build the thinkgraph ReAct graph, uncompiled so it can be extended.
 
-    It is made of the parts in `thinkgraph.graphs.parts`; add your own nodes and edges
-    before compiling, or build a graph of your own from the same parts.
+    It is ``react_graph(deps).build()``; to change it by route label or node name, start
+    from `react_graph` instead. You may still add nodes and edges to the result before
+    compiling it.
 
     Args:
         deps: the model, policy, tools and validators the nodes use.
@@ -29,19 +34,13 @@ def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, Age
         ``build_react_graph(deps).compile(checkpointer=open_checkpointer(url))``, or
         give a function that builds it to ``Agent(..., build_graph=...)``.
     """
-    graph: StateGraph[AgentState, Any, AgentState, AgentState] = StateGraph(AgentState)
-    add_react_nodes(graph, deps)
-    graph.add_edge(START, routing.THINK)
-    # Cheap (a few dozen edges) and catches a broken edit of this function at build time.
-    check_graph(graph)
-    return graph
+    return react_graph(deps).build()
 
 
 def add_react_nodes(graph: StateGraph[AgentState, Any, Any, Any], deps: Deps) -> None:
-    """Add the ReAct nodes and every edge between them; the caller wires the entry to think.
-
-    `build_react_graph` enters from START; `thinkgraph.graphs.server` enters from a node
-    that turns the LangGraph server's ``{"task": ...}`` input into the start state.
+    """Add the ReAct nodes and every edge between them, wired by hand with our routers that
+    return node names; the caller wires the entry to think. Kept for graphs written
+    against it: `react_graph` gives the same graph with its route table.
     """
     graph.add_node(routing.THINK, parts.think_node(deps))
     graph.add_node(routing.APPROVE, parts.approve_node(deps))

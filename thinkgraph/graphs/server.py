@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
 from thinkgraph.graphs import routing
-from thinkgraph.graphs.react import add_react_nodes
+from thinkgraph.graphs.build import react_graph
+from thinkgraph.graphs.checks import check_graph
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState, start_state
 from thinkgraph.types import StepLimits
-from thinkgraph.viz.checks import check_graph
 
 __all__ = ["START_NODE", "TaskInput", "build_server_graph", "start_state"]
 
@@ -64,12 +64,8 @@ def build_server_graph(
     async def start(state: TaskInput) -> dict[str, Any]:
         return start_state(state.task, run_limits)
 
-    graph: StateGraph[AgentState, Any, TaskInput, AgentState] = StateGraph(
-        AgentState, input_schema=TaskInput
-    )
-    graph.add_node(START_NODE, start)
-    add_react_nodes(graph, deps)
-    graph.add_edge(START, START_NODE)
-    graph.add_edge(START_NODE, routing.THINK)
+    wiring = react_graph(deps).add_node(START_NODE, start, as_is=True).set_entry(START_NODE)
+    wiring.add_edge(START_NODE, routing.THINK)
+    graph: StateGraph[AgentState, Any, TaskInput, AgentState] = wiring.build(input_schema=TaskInput)
     check_graph(graph, limits=run_limits)
     return graph

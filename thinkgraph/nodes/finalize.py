@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from thinkgraph.graphs.routing import guard_stop
+from thinkgraph.guards import guard_stop
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.model import ask_model
 from thinkgraph.state import (

@@ -17,6 +17,9 @@ that wrote it (`TaskStep` is written by "start"). Rules:
 - a paused run waits at the node named by its pending entries (`kind` ask_human →
   ask_human, approval → the approval gate, breakpoint → the entry's `node`); it is
   counted as visited (it ran up to its interrupt) except before a breakpoint.
+
+Nodes are known by their kind in the graph model, so a renamed node of ours (think called
+"plan", act called "execute") is counted as the node it is, under its own name.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Any
 
 import networkx as nx
 
-from thinkgraph.graphs import routing
+from thinkgraph.graphs import routes
 from thinkgraph.state import BaseStep, FinalStep, LLMCallStep, ToolResultStep
 from thinkgraph.viz.model import END, START
 
@@ -37,7 +40,7 @@ __all__ = ["RunOverlay", "build_overlay", "overlay_from_result"]
 
 
 _ALWAYS_WRITES = frozenset(
-    {routing.THINK, routing.ACT, routing.OBSERVE, routing.RESET, routing.FINALIZE, "start", "end"}
+    {routes.THINK, routes.ACT, routes.OBSERVE, routes.RESET, routes.FINALIZE, "start", "end"}
 )
 """Kinds of node that write at least one step every time they run."""
 
@@ -71,7 +74,25 @@ class RunOverlay:
     """Extra words per node for the diagram, e.g. ``{"act": "3 calls"}``."""
 
 
-def _visits(chain: Sequence[BaseStep]) -> list[tuple[str, list[BaseStep]]]:
+class _Kinds:
+    """Node names by kind and kinds by name, from the graph model (our names without one)."""
+
+    def __init__(self, model: nx.DiGraph | None) -> None:
+        self.of: dict[str, str] = {}
+        self.named: dict[str, str] = {}
+        if model is not None:
+            for node, kind in model.nodes(data="kind"):
+                self.of[node] = str(kind)
+                self.named.setdefault(str(kind), node)
+
+    def kind(self, node: str) -> str:
+        return self.of.get(node, node)
+
+    def name(self, kind: str) -> str:
+        return self.named.get(kind, kind)
+
+
+def _visits(chain: Sequence[BaseStep], kinds: _Kinds) -> list[tuple[str, list[BaseStep]]]:
     visits: list[tuple[str, list[BaseStep]]] = []
     has_call = False
     for step in chain:
@@ -79,7 +100,9 @@ def _visits(chain: Sequence[BaseStep]) -> list[tuple[str, list[BaseStep]]]:
         if not node:
             continue
         opens_think = (
-            node == routing.THINK and isinstance(step, LLMCallStep) and step.purpose == "think"
+            kinds.kind(node) == routes.THINK
+            and isinstance(step, LLMCallStep)
+            and step.purpose == "think"
         )
         if not visits or visits[-1][0] != node or (opens_think and has_call):
             visits.append((node, []))
@@ -95,11 +118,11 @@ def _accepted_answer(steps: Iterable[BaseStep]) -> bool:
     )
 
 
-def _validated_since_think(path: list[str]) -> bool:
+def _validated_since_think(path: list[str], kinds: _Kinds) -> bool:
     for node in reversed(path):
-        if node == routing.VALIDATE:
+        if kinds.kind(node) == routes.VALIDATE:
             return True
-        if node == routing.THINK:
+        if kinds.kind(node) == routes.THINK:
             return False
     return False
 
@@ -120,8 +143,11 @@ def _bridge(model: nx.DiGraph | None, source: str, target: str) -> list[str]:
         return [target]  # the run went where the graph has no path: draw no edge for it
 
 
-def _fill_silent(visits: list[tuple[str, list[BaseStep]]], model: nx.DiGraph | None) -> list[str]:
+def _fill_silent(
+    visits: list[tuple[str, list[BaseStep]]], model: nx.DiGraph | None, kinds: _Kinds
+) -> list[str]:
     path: list[str] = []
+    validate = kinds.name(routes.VALIDATE)
     for node, steps in visits:
         if model is not None and node not in model:
             continue  # a step from outside the graph, e.g. a fork's note
@@ -129,13 +155,13 @@ def _fill_silent(visits: list[tuple[str, list[BaseStep]]], model: nx.DiGraph | N
             path.append(node)
             continue
         if (
-            node == routing.FINALIZE
+            kinds.kind(node) == routes.FINALIZE
             and _accepted_answer(steps)
-            and (model is None or routing.VALIDATE in model)
-            and not _validated_since_think(path)
+            and (model is None or validate in model)
+            and not _validated_since_think(path, kinds)
         ):
             # only validate accepts an answer; with no validators it writes no step
-            path.extend(_bridge(model, path[-1], routing.VALIDATE))
+            path.extend(_bridge(model, path[-1], validate))
         path.extend(_bridge(model, path[-1], node))
     return path
 
@@ -149,10 +175,12 @@ def _gate(model: nx.DiGraph | None) -> str:
         for node, approval in model.nodes(data="approval"):
             if approval:
                 return str(node)
-    return routing.APPROVE
+    return routes.APPROVE
 
 
-def _pause(pending: Sequence[Any], model: nx.DiGraph | None) -> tuple[str | None, str, bool]:
+def _pause(
+    pending: Sequence[Any], model: nx.DiGraph | None, kinds: _Kinds
+) -> tuple[str | None, str, bool]:
     """(node the run waits at, what for in a few words, whether that node has started)."""
     for entry in pending:
         kind = str(_get(entry, "kind") or "")
@@ -164,7 +192,7 @@ def _pause(pending: Sequence[Any], model: nx.DiGraph | None) -> tuple[str | None
             when = _get(entry, "when") or "before"
             return str(node), f"breakpoint {when} {node}", when != "before"
         if kind == "ask_human":
-            return routing.ASK_HUMAN, "a person (retry, guidance or abort)", True
+            return kinds.name(routes.ASK_HUMAN), "a person (retry, guidance or abort)", True
         if kind:
             return kind, kind, True
     return None, "", False
@@ -199,10 +227,12 @@ def build_overlay(
     Returns:
         The overlay the renderers draw.
     """
-    path = _fill_silent(_visits(chain), model)
+    kinds = _Kinds(model)
+    path = _fill_silent(_visits(chain, kinds), model, kinds)
     # Only calls act ran: a rejected or answered call has a result written by the gate.
-    tool_calls = sum(isinstance(s, ToolResultStep) and s.node == routing.ACT for s in chain)
-    paused_at, paused_for, started = _pause(pending, model)
+    act = kinds.name(routes.ACT)
+    tool_calls = sum(isinstance(s, ToolResultStep) and s.node == act for s in chain)
+    paused_at, paused_for, started = _pause(pending, model, kinds)
     if paused_at is None and status in ("running", "paused") and waiting_at:
         paused_at, started = waiting_at[0], False
         paused_for = f"interrupted before {paused_at}; resume to continue"
@@ -212,13 +242,13 @@ def build_overlay(
     stopped_at = None
     if paused_at is None and path:
         stopped_at = path[-1]
-        if status in ("done", "failed") and stopped_at == routing.FINALIZE:
+        if status in ("done", "failed") and kinds.kind(stopped_at) == routes.FINALIZE:
             path.append(END)
         elif stop_reason is None and status == "running":
             stop_reason = "interrupted"
     visits = Counter(path)
     edges = Counter(pairwise(path))
-    notes = {routing.ACT: f"{tool_calls} call{'s' * (tool_calls != 1)}"} if tool_calls else {}
+    notes = {act: f"{tool_calls} call{'s' * (tool_calls != 1)}"} if tool_calls else {}
     return RunOverlay(
         path=tuple(path),
         node_visits=dict(visits),

@@ -1,0 +1,414 @@
+"""ReasoningGraph: build a graph from nodes and the route table, checked when it is built.
+
+`react_graph(deps)` is our graph as a `ReasoningGraph`: our nodes (renamed if you like) and
+their routes from the table (`thinkgraph.graphs.routes.REACT_ROUTES`). Change it by label
+and by name, then `build()` it into the uncompiled `StateGraph` that `Agent(...,
+build_graph=...)` compiles:
+
+- re-target one of our routes by its label: ``graph.set_route("validate", "passed",
+  "critic")`` — the edge keeps its label "passed" in every diagram;
+- add a node of yours (``add_node``) with plain edges (``add_edge``) or routes of its own
+  (``add_routes``), which get the guards — failures, budgets, `max_steps` — by
+  composition: no guard to import or re-check;
+- rename our nodes: ``react_graph(deps, names={"think": "plan", "act": "execute"})``;
+  the routers follow the table, steps and history carry the names you chose.
+
+`build()` resolves the table once (labels to node names, the act node the calls are sent
+to, which guard routes each node has), so the routers do no lookup per cycle, and runs the
+static checks (`thinkgraph.graphs.checks`): a graph that cannot work is refused with one
+line naming the fix, never discovered mid-run.
+
+Example:
+    >>> from thinkgraph.graphs import react_graph
+    >>> def build(deps):
+    ...     graph = react_graph(deps)
+    ...     graph.add_node("critic", critic)            # critic(state, *, deps) -> update
+    ...     graph.set_route("validate", "passed", "critic")
+    ...     graph.add_routes("critic", route_critic, {"approved": "finalize", "rejected": "think"})
+    ...     return graph.build()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any, Final, TypeAlias
+
+from langchain_core.runnables import Runnable
+from langgraph.constants import END, START
+from langgraph.graph import StateGraph
+from langgraph.types import Send
+
+from thinkgraph.errors import GraphConfigError
+from thinkgraph.graphs import parts
+from thinkgraph.graphs.checks import DEPS_ATTR, check_graph
+from thinkgraph.graphs.routes import (
+    ACT,
+    APPROVE,
+    ASK_HUMAN,
+    FINALIZE,
+    NODE_KINDS,
+    OBSERVE,
+    REACT_ROUTES,
+    RESET,
+    THINK,
+    VALIDATE,
+    LabelRouter,
+    Route,
+    after_human,
+    after_observe,
+    after_think,
+    after_validate,
+    guard_routes,
+)
+from thinkgraph.graphs.routing import _sends, _unapproved
+from thinkgraph.graphs.shape import ROUTES_ATTR, approval_tools, guarded_router
+from thinkgraph.guards import guard_label
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.state import AgentState, Counters
+
+__all__ = ["ReasoningGraph", "react_graph"]
+
+Graph: TypeAlias = StateGraph[AgentState, Any, Any, AgentState]
+RouterFactory: TypeAlias = Callable[[Deps, Mapping[str, str]], Callable[[AgentState], Any]]
+"""Makes a node's LangGraph router from the agent's parts and its resolved path map."""
+
+_FACTORIES: Final[Mapping[str, Callable[..., parts.Node]]] = {
+    THINK: parts.think_node,
+    APPROVE: parts.approve_node,
+    OBSERVE: parts.observe_node,
+    VALIDATE: parts.validate_node,
+    RESET: parts.reset_node,
+    FINALIZE: parts.finalize_node,
+    ASK_HUMAN: parts.ask_human_node,
+    ACT: parts.act_node,
+}
+"""Our nodes in the order our graph adds them (the diagrams list them in this order)."""
+
+
+def _named(name: str, router: Callable[[AgentState], Any]) -> Callable[[AgentState], Any]:
+    # LangGraph names the branch after its router; the diagrams show that name.
+    router.__name__ = name
+    router.__qualname__ = name
+    return router
+
+
+def _think_router(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
+    act = path["continue"]  # the act tasks go to the node the table names, whatever its name
+    gates = bool(approval_tools(deps.tools, deps.approve))  # decided once, not per cycle
+
+    def route_think(state: AgentState) -> str | list[Send]:
+        label = after_think(state, state["limits"])
+        if label != "continue":
+            return label
+        if gates and _unapproved(state, deps, None):
+            return "approve"
+        return _sends(state, None, deps, act)
+
+    return _named("route_think", route_think)
+
+
+def _approved_router(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
+    act = path["approved"]
+
+    def route_approved(state: AgentState) -> str | list[Send]:
+        cleared = set(state.get("run_calls") or [])
+        cleared -= set(_unapproved(state, deps, cleared))
+        return _sends(state, cleared, deps, act) or "none_left"
+
+    return _named("route_approved", route_approved)
+
+
+def _label_router(name: str, decide: LabelRouter) -> RouterFactory:
+    def make(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
+        return _named(name, lambda state: decide(state, state["limits"]))
+
+    return make
+
+
+_ROUTERS: Final[Mapping[str, RouterFactory]] = {
+    THINK: _think_router,
+    APPROVE: _approved_router,
+    OBSERVE: _label_router("route_after_observe", after_observe),
+    VALIDATE: _label_router("route_after_validate", after_validate),
+    ASK_HUMAN: _label_router("route_after_human", after_human),
+}
+
+
+def _with_guards(
+    router: Callable[[AgentState], str], stops: frozenset[str]
+) -> Callable[[AgentState], str]:
+    """A user's router with the guards composed in: a guard can end a loop, never start one.
+
+    The user's router decides first; a route that already stops the run is taken as it
+    is, any other yields to a tripped guard.
+    """
+
+    def route(state: AgentState) -> str:
+        label = router(state)
+        if label in stops:
+            return label
+        counters = state.get("counters")
+        if not isinstance(counters, Counters):
+            return label
+        return guard_label(counters, state["limits"]) or label
+
+    return _named(getattr(router, "__name__", "route"), route)
+
+
+def _takes_deps(fn: Callable[..., Any]) -> bool:
+    try:
+        return "deps" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclasses.dataclass
+class _Routes:
+    routes: list[Route]
+    make: RouterFactory
+    guarded: bool
+
+
+class ReasoningGraph:
+    """A graph's nodes and its route table; `build()` makes the checked `StateGraph`.
+
+    Start from ours with `react_graph(deps)`, or from an empty one and add our nodes and
+    yours. Every method returns the graph, so calls chain.
+
+    Args:
+        deps: the model, policy, tools and validators the nodes use.
+        entry: the node a run starts at.
+    """
+
+    def __init__(self, deps: Deps, *, entry: str = THINK) -> None:
+        self.deps = deps
+        self.entry = entry
+        self._nodes: dict[str, tuple[Any, str]] = {}
+        self._edges: list[tuple[str, str]] = []
+        self._table: dict[str, _Routes] = {}
+
+    # -- nodes and edges ------------------------------------------------------------------
+
+    def add_node(
+        self, name: str, node: Any, *, kind: str = "custom", as_is: bool = False
+    ) -> ReasoningGraph:
+        """Add a node: a function ``fn(state)`` or ``fn(state, *, deps)``, or a `parts` node.
+
+        A function is made a thinkgraph node (`parts.node`): its steps are stamped with
+        `name` and numbered, and it gets the agent's parts when it takes ``deps``. With
+        ``as_is=True`` it is given to LangGraph unchanged (its own input type, say).
+        """
+        if name in self._nodes:
+            raise GraphConfigError(f"node {name!r} is already in the graph; pick another name")
+        if not isinstance(node, Runnable) and not as_is:
+            node = parts.node(name, node, self.deps if _takes_deps(node) else None, kind=kind)
+        self._nodes[name] = (node, kind)
+        return self
+
+    def remove_node(self, name: str) -> ReasoningGraph:
+        """Take a node out with its edges and routes; routes to it must then go elsewhere."""
+        self._nodes.pop(name, None)
+        self._table.pop(name, None)
+        self._edges = [(s, t) for s, t in self._edges if name not in (s, t)]
+        return self
+
+    def add_edge(self, source: str, target: str) -> ReasoningGraph:
+        """Always go from `source` to `target` (a node with no routes of its own)."""
+        self._edges.append((source, target))
+        return self
+
+    def set_entry(self, name: str) -> ReasoningGraph:
+        """Start runs at `name` (e.g. a planner of yours before think)."""
+        self.entry = name
+        return self
+
+    # -- routes ---------------------------------------------------------------------------
+
+    def add_routes(
+        self,
+        source: str,
+        router: Callable[[AgentState], str],
+        routes: Mapping[str, str] | Iterable[Route],
+        *,
+        guards: bool = True,
+    ) -> ReasoningGraph:
+        """Give `source` routes of its own: `router` returns a label, `routes` maps each to a node.
+
+        Args:
+            source: the node the routes leave.
+            router: ``router(state) -> label``; the label is the diagram's edge label.
+            routes: ``{label: target}`` (or `Route` records), in the order you read them.
+            guards: add the guard routes (failures → ask_human, abort/budget/max_steps →
+                finalize) after yours: a tripped guard stops the run unless your route
+                already does. False for a node that never loops back.
+        """
+        own = [r if isinstance(r, Route) else Route(*r) for r in _items(routes)]
+        labels = {r.label for r in own}
+        if guards:
+            names = self._names_by_kind()
+            extra = guard_routes(
+                finalize=names.get(FINALIZE, FINALIZE), ask_human=names.get(ASK_HUMAN, ASK_HUMAN)
+            )
+            own += [r for r in extra if r.label not in labels]
+
+        def make(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
+            if not guards:
+                return _named(getattr(router, "__name__", "route"), lambda s: router(s))
+            stops = frozenset(label for label in labels if self._stops(path[label]))
+            return _with_guards(router, stops)
+
+        self._table[source] = _Routes(own, make, guarded=guards)
+        return self
+
+    def set_route(self, source: str, label: str, target: str) -> ReasoningGraph:
+        """Send the route `label` of node `source` to `target`; it keeps its label."""
+        entry = self._table.get(source)
+        found = entry is not None and any(r.label == label for r in entry.routes)
+        if entry is None or not found:
+            known = ", ".join(repr(r.label) for r in entry.routes) if entry else "none"
+            raise GraphConfigError(
+                f"node {source!r} has no route {label!r}; its routes are {known}"
+            )
+        entry.routes = [
+            dataclasses.replace(r, target=target, fallback=None, optional=False)
+            if r.label == label
+            else r
+            for r in entry.routes
+        ]
+        return self
+
+    def routes(self, source: str) -> tuple[Route, ...]:
+        """The routes of `source`, in guard order, as declared (targets as given)."""
+        entry = self._table.get(source)
+        return tuple(entry.routes) if entry is not None else ()
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """The nodes' names, in the order they were added."""
+        return tuple(self._nodes)
+
+    # -- building -------------------------------------------------------------------------
+
+    def _names_by_kind(self) -> dict[str, str]:
+        names: dict[str, str] = {}
+        for name, (_, kind) in self._nodes.items():
+            names.setdefault(kind, name)
+        return names
+
+    def _stops(self, target: str) -> bool:
+        return target == END or (target in self._nodes and self._nodes[target][1] == FINALIZE)
+
+    def _path(self, source: str, routes: list[Route]) -> dict[str, str]:
+        known = {r.label: r for r in routes}
+        path: dict[str, str] = {}
+        for route in routes:
+            step, seen = route, {route.label}
+            # a missing target takes its fallback's (RESET with no reset node thinks again)
+            while step.target not in self._nodes and step.target != END and step.fallback:
+                step = known[step.fallback]
+                if step.label in seen:
+                    break
+                seen.add(step.label)
+            if step.target in self._nodes or step.target == END or not route.optional:
+                path[route.label] = step.target  # a target still missing is named by the check
+        return path
+
+    def build(self, *, input_schema: Any = None) -> Graph:
+        """The uncompiled `StateGraph`, checked: compile it with a checkpointer, or return it
+        from the function you give ``Agent(..., build_graph=...)``.
+
+        Args:
+            input_schema: the graph's input, when it is not `AgentState` (the LangGraph
+                server's ``{"task": ...}``, see `thinkgraph.graphs.server`).
+
+        Raises:
+            GraphConfigError: a graph that cannot work, one line per problem naming the fix.
+        """
+        sources = [s for s, _ in self._edges] + list(self._table) + [self.entry]
+        for source in sources:
+            if source not in self._nodes:
+                raise GraphConfigError(
+                    f"{source!r} has an edge, routes or the entry but is not a node of the "
+                    f"graph; add it first with graph.add_node({source!r}, ...)"
+                )
+        graph: Graph = (
+            StateGraph(AgentState)
+            if input_schema is None
+            else StateGraph(AgentState, input_schema=input_schema)
+        )
+        for name, (node, _) in self._nodes.items():
+            graph.add_node(name, node)
+        graph.add_edge(START, self.entry)
+        for source, target in self._edges:
+            graph.add_edge(source, target)
+        for source, entry in self._table.items():
+            path = self._path(source, entry.routes)
+            self._check_into_act(source, path)
+            router = entry.make(self.deps, path)
+            resolved = tuple(
+                dataclasses.replace(r, target=path[r.label])
+                for r in entry.routes
+                if r.label in path
+            )
+            setattr(router, ROUTES_ATTR, resolved)
+            setattr(router, DEPS_ATTR, self.deps)
+            if entry.guarded:
+                guarded_router(router)
+            ends: dict[Hashable, str] = {label: target for label, target in path.items()}
+            graph.add_conditional_edges(source, router, ends)
+        check_graph(graph, deps=self.deps)
+        return graph
+
+    def _check_into_act(self, source: str, path: Mapping[str, str]) -> None:
+        kind = self._nodes[source][1] if source in self._nodes else "custom"
+        label = {THINK: "continue", APPROVE: "approved"}.get(kind)
+        if label is None or label not in path:
+            return
+        target = path[label]
+        if target in self._nodes and self._nodes[target][1] != ACT:
+            raise GraphConfigError(
+                f"the route {label!r} of node {source!r} goes to {target!r}, but it carries "
+                f"tool calls, one act task each; send it to an act node (parts.act_node)"
+            )
+
+
+def _items(routes: Mapping[str, str] | Iterable[Route]) -> Iterable[Any]:
+    return routes.items() if isinstance(routes, Mapping) else routes
+
+
+def react_graph(deps: Deps, *, names: Mapping[str, str] | None = None) -> ReasoningGraph:
+    """Our graph — think, approve, act, observe, validate, reset, finalize, ask_human — with
+    its route table, ready to change by label and to `build()`.
+
+    Args:
+        deps: the model, policy, tools and validators the nodes use.
+        names: new names for our nodes by kind, e.g. ``{"think": "plan", "act": "execute"}``.
+
+    Raises:
+        GraphConfigError: `names` names a kind we do not have, or gives two nodes one name.
+    """
+    chosen = dict(names or {})
+    unknown = sorted(set(chosen) - set(NODE_KINDS))
+    if unknown:
+        raise GraphConfigError(
+            f"names takes our node kinds ({', '.join(NODE_KINDS)}), not {unknown[0]!r}; "
+            f"e.g. names={{'act': 'execute'}}"
+        )
+    name = {kind: chosen.get(kind, kind) for kind in NODE_KINDS}
+    if len(set(name.values())) != len(name):
+        raise GraphConfigError(f"two of our nodes would share a name in names={chosen}; rename one")
+    graph = ReasoningGraph(deps, entry=name[THINK])
+    for kind, factory in _FACTORIES.items():
+        graph.add_node(name[kind], factory(deps, name=name[kind]), kind=kind)
+    for kind, routes in REACT_ROUTES.items():
+        graph._table[name[kind]] = _Routes(
+            [dataclasses.replace(r, target=name.get(r.target, r.target)) for r in routes],
+            _ROUTERS[kind],
+            guarded=kind != APPROVE,
+        )
+    graph.add_edge(name[ACT], name[OBSERVE])
+    graph.add_edge(name[RESET], name[THINK])
+    graph.add_edge(name[FINALIZE], END)
+    return graph
