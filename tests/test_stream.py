@@ -248,5 +248,6 @@ def test_resuming_a_stream_reads_the_chain_once_for_its_result(
         decisions = {p.call_id: Approve() for p in paused.pending}
         events = list(agent.resume_events("once", decisions))
     assert isinstance(events[-1], RunEnd) and events[-1].result.answer == "sent"
-    # The run's nodes load the paused chain once; the result at the end reads it once more.
-    assert len(reads) == 2
+    # The run's nodes load the paused chain once; the result at the end is built from the
+    # values the stream ended with, not read again.
+    assert len(reads) == 1

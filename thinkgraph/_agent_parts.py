@@ -1,21 +1,48 @@
-"""What `Agent.__init__` checks and converts: breakpoints, tools, a custom graph."""
+"""What `Agent.__init__` checks and assembles: its parts, breakpoints, tools, a custom graph,
+its tracing config."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
+from langchain_core.callbacks import Callbacks
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from thinkgraph.errors import ConfigError
-from thinkgraph.nodes.deps import Deps
+from thinkgraph.graphs.react import build_react_graph
+from thinkgraph.llm import as_chat_model
+from thinkgraph.llm.base import ChatModel
+from thinkgraph.nodes.deps import Deps, Validator
+from thinkgraph.policies import ReActText
+from thinkgraph.policies.base import Policy
+from thinkgraph.policies.context import ContextPolicy
+from thinkgraph.runs.driver import Driver
 from thinkgraph.state import AgentState
-from thinkgraph.tools import Tool, from_langchain, tool
+from thinkgraph.storage import open_checkpointer
+from thinkgraph.tools import Tool, ToolRegistry, from_langchain, tool
 from thinkgraph.types import Breakpoints, StepLimits
 from thinkgraph.viz.checks import check_graph
 
-__all__ = ["REACT_NODES", "GraphBuilder", "as_breakpoints", "as_tool", "built_graph"]
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+__all__ = [
+    "REACT_NODES",
+    "GraphBuilder",
+    "agent_deps",
+    "as_breakpoints",
+    "as_tool",
+    "built_graph",
+    "description_of",
+    "open_driver",
+    "traced_config",
+]
 
 GraphBuilder = Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]
 """A function that builds an uncompiled graph from the agent's parts, like
@@ -72,3 +99,73 @@ def built_graph(
         )
     check_graph(graph, limits=limits)
     return graph
+
+
+def agent_deps(
+    model: str | ChatModel | BaseChatModel,
+    tools: Iterable[Tool | Callable[..., Any]],
+    policy: Policy | None,
+    validators: Sequence[Validator],
+    approve: Iterable[str] | Literal["side_effects"] | None,
+    max_observation_chars: int,
+    context: ContextPolicy | None,
+    confidence_threshold: float | None,
+) -> Deps:
+    """The parts an agent's nodes share, from `Agent`'s arguments of the same names."""
+    return Deps(
+        model=as_chat_model(model),
+        policy=policy or ReActText(),
+        tools=ToolRegistry([as_tool(t) for t in tools]),
+        validators=tuple(validators),
+        approve=approve if approve in (None, "side_effects") else frozenset(approve),  # type: ignore[arg-type]
+        max_observation_chars=max_observation_chars,
+        context=context,
+        confidence_threshold=confidence_threshold,
+    )
+
+
+def traced_config(
+    callbacks: Callbacks,
+    tags: Sequence[str],
+    metadata: Mapping[str, Any] | None,
+    run_name: str | None,
+) -> RunnableConfig:
+    """The LangChain tracing config every graph call of an agent carries (only what is set)."""
+    traced: RunnableConfig = {}
+    if callbacks:
+        traced["callbacks"] = callbacks
+    if tags:
+        traced["tags"] = list(tags)
+    if metadata:
+        traced["metadata"] = dict(metadata)
+    if run_name:
+        traced["run_name"] = run_name
+    return traced
+
+
+def description_of(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
+    """A custom graph's diagram model as data, stored with each of its runs."""
+    # Drawing is loaded only for a custom graph, and only when one of its runs starts.
+    from thinkgraph.viz import graph_description, to_graph_model
+
+    return graph_description(to_graph_model(graph))
+
+
+def open_driver(
+    builder: StateGraph[AgentState, Any, AgentState, AgentState] | None,
+    deps: Deps,
+    store: str | BaseCheckpointSaver[Any],
+    limits: StepLimits,
+    breakpoints: Breakpoints,
+    traced: RunnableConfig,
+) -> Driver:
+    """The run driver of an agent: its store opened, its graph (ours when `builder` is None)
+    compiled with it, and the agent's limits, breakpoints and tracing config."""
+    saver = open_checkpointer(store) if isinstance(store, str) else store
+    graph = (builder or build_react_graph(deps)).compile(checkpointer=saver)
+    # A custom graph's description is stored with its runs (computed once, on the first);
+    # ours is not: any Agent draws it.
+    describe = functools.cache(lambda: description_of(graph)) if builder is not None else None
+    return Driver(
+        graph, deps, limits=limits, breakpoints=breakpoints, traced=traced, describe=describe
+    )

@@ -9,19 +9,25 @@ calls.
 
 Ctrl-C while a sync call waits cancels the run on the loop: the node in progress stops,
 the last checkpoint stays as it was, and the run can be resumed from it.
+
+`sync_method` and `sync_iterator` make a class's sync methods from its async ones, here
+and nowhere else: ``run = sync_method(arun)`` in a class body is the whole of `run`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-__all__ = ["iterate_sync", "run_sync"]
+__all__ = ["iterate_sync", "run_sync", "sync_iterator", "sync_method"]
 
 T = TypeVar("T")
+S = TypeVar("S")
+P = ParamSpec("P")
 
 _CANCEL_WAIT_S = 10.0
 """How long an interrupted sync call waits for the cancelled run to wind down."""
@@ -141,3 +147,57 @@ def iterate_sync(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
 
 async def _collect(make: Callable[[], AsyncIterator[T]]) -> list[T]:
     return [item async for item in make()]
+
+
+def sync_method(
+    method: Callable[Concatenate[S, P], Awaitable[T]],
+) -> Callable[Concatenate[S, P], T]:
+    """The sync twin of an async method: same arguments, run to completion by `run_sync`.
+
+    Example:
+        >>> class Clock:
+        ...     async def anow(self, plus: int = 0) -> int:
+        ...         return 41 + plus
+        ...     now = sync_method(anow)
+        >>> Clock().now(plus=1)
+        42
+    """
+
+    @functools.wraps(method)
+    def call(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(lambda: method(self, *args, **kwargs))
+
+    _named(call, method)
+    call.__doc__ = (
+        f"`{method.__name__}` from sync code (a script, a thread, a notebook cell).\n\n"
+        + (method.__doc__ or "")
+    )
+    return call
+
+
+def sync_iterator(
+    method: Callable[Concatenate[S, P], AsyncIterator[T]],
+) -> Callable[Concatenate[S, P], Iterator[T]]:
+    """The sync twin of a method returning an async iterator, iterated by `iterate_sync`.
+
+    Nothing runs until the first item is asked for; leaving the loop early stops the
+    async iterator (a run stops at its last checkpoint).
+    """
+
+    @functools.wraps(method)
+    def call(self: S, /, *args: P.args, **kwargs: P.kwargs) -> Iterator[T]:
+        return iterate_sync(lambda: method(self, *args, **kwargs))
+
+    _named(call, method)
+    call.__doc__ = f"`{method.__name__}` from sync code; iterate it with a plain `for`.\n\n" + (
+        method.__doc__ or ""
+    )
+    return call
+
+
+def _named(twin: Callable[..., Any], method: Callable[..., Any]) -> None:
+    """Name the sync twin as its async method without the leading "a" (`arun` → `run`)."""
+    name = method.__name__[1:] if method.__name__.startswith("a") else method.__name__
+    owner = method.__qualname__.rpartition(".")[0]
+    twin.__name__ = name
+    twin.__qualname__ = f"{owner}.{name}" if owner else name

@@ -49,7 +49,7 @@ def history(
 def _step_edits(items: list[str] | None) -> dict[int, dict[str, Any]]:
     """`--edit STEP:FIELD=VALUE` options as `Agent.fork`'s edit; a call's args are JSON.
 
-    What a field may be edited to is decided by `thinkgraph.forks`, not here.
+    What a field may be edited to is decided by `thinkgraph.runs.forks`, not here.
     """
     edits: dict[int, dict[str, Any]] = {}
     for item in items or []:

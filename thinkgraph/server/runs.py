@@ -1,9 +1,9 @@
 """The server's runs: many at once on its event loop, each with one feed its streams share.
 
 A run started (or answered) here is an asyncio task on the server's loop, driven by
-`Agent.aevents`: it waits on the model and the tools side by side with every other run,
-up to `max_runs` at once (past that, `TooManyRunsError`, answered 429). A client that
-disconnects leaves its run going.
+`Agent.aevents` (the run driver's events): it waits on the model and the tools side by side
+with every other run, up to `max_runs` at once (past that, `TooManyRunsError`, answered
+429). A client that disconnects leaves its run going.
 
 Each thread being watched has one `Feed`. A run of this process bumps its feed as its
 nodes finish (pushed, no polling); a run advanced elsewhere (a worker, another process) is
@@ -139,7 +139,7 @@ class ServerRuns:
             if running is not None:
                 # Its start is still winding down after its pause: the answer goes after it.
                 await asyncio.shield(running)
-            await asyncio.to_thread(self.agent.check_resume, thread, answer)  # refused here
+            await self.agent.acheck_resume(thread, answer)  # a bad answer is refused here
             self._room()
         except BaseException:
             self.resuming.discard(thread)
@@ -223,7 +223,10 @@ class ServerRuns:
         The chain read is kept for later reads of only what is new: in `feed`, or with
         `hold` for the feed of a stream about to open (`watching` takes it).
         """
-        result, checkpoint_id = await asyncio.to_thread(self._read_whole, thread)
+        snapshot = await self.agent.reader.asnapshot(thread)
+        checkpoint_id = snapshot.config["configurable"].get("checkpoint_id")
+        # Building the result of a long chain is work: done off the loop.
+        result = await asyncio.to_thread(self.agent.reader.result_of, thread, snapshot)
         if feed is not None:
             feed.chain, feed.checkpoint_id = result.chain, checkpoint_id
         elif hold:
@@ -231,12 +234,6 @@ class ServerRuns:
             while len(self._held) > MAX_HELD:  # streams asked for but never opened
                 self._held.pop(next(iter(self._held)))
         return await asyncio.to_thread(self._document, result)
-
-    def _read_whole(self, thread: str) -> tuple[RunResult, str | None]:
-        reader = self.agent.reader
-        snapshot = reader.snapshot(thread)
-        checkpoint_id = snapshot.config["configurable"].get("checkpoint_id")
-        return reader.result_of(thread, snapshot), checkpoint_id
 
     async def _read_new(self, thread: str, feed: Feed) -> dict[str, Any] | None:
         """The document after reading only the steps written since the feed's last read.

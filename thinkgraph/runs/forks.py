@@ -37,7 +37,7 @@ from thinkgraph.state import (
     ValidationStep,
 )
 
-__all__ = ["EDITABLE", "edited_state", "fork_edits"]
+__all__ = ["EDITABLE", "edited_state", "fork_edits", "forked_state"]
 
 EDITABLE: dict[str, str] = {"observation": "text", "thought": "answer", "tool_call": "args"}
 """The one field a fork may edit, by step type."""
@@ -113,6 +113,17 @@ def edited_state(values: dict[str, Any], edits: Edits, deps: Deps) -> dict[str, 
     # channel alone, so a call the edit makes need a person is asked again.
     needed = state.get("needs_approval") or []
     state["needs_approval"] = [i for i in needed if i not in edited_calls]
+    return state
+
+
+def forked_state(values: dict[str, Any], edits: Edits, deps: Deps, source: str) -> dict[str, Any]:
+    """The state a fork of `source` ("thread@checkpoint") starts from: `values` with
+    `edits` applied (see `edited_state`) and a human step recording the fork."""
+    state = edited_state(values, edits, deps)
+    note = f"forked from {source}"
+    if edits:
+        note += f"; edited steps {', '.join(map(str, sorted(edits)))}"
+    state["chain"] = [*state["chain"], HumanStep(node="fork", kind="fork", text=note)]
     return state
 
 

@@ -1,0 +1,411 @@
+"""The run driver: how a run is started, resumed and forked, written once and async.
+
+`Driver.start`, `resume` and `fork` are async generators of `RunEvent`s over one core,
+`Driver._advance`: it streams the graph, turns its updates into events, and ends with the
+`RunResult` built from the values in hand. `Agent.run` and friends fold the events
+(`outcome`); their sync forms are made once (`thinkgraph._sync`). What each call needs
+(graph, store, reader, limits, tracing config) is held here, never rebuilt per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import INTERRUPT
+from langgraph.graph import START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Interrupt, StateSnapshot
+
+from thinkgraph import tracing
+from thinkgraph.errors import (
+    ConfigError,
+    NotPausedError,
+    ResumeValueError,
+    ThreadExistsError,
+    ThreadNotFoundError,
+)
+from thinkgraph.hitl import Pending, check_approvals
+from thinkgraph.nodes.ask_human import parse_human_answer
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.result import RunResult
+from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
+from thinkgraph.runs.forks import fork_edits, forked_state
+from thinkgraph.runs.reader import RunReader, pending_of, status_of
+from thinkgraph.state import BaseStep, Counters, RunInfo, TaskStep, numbered, start_state
+from thinkgraph.storage.contract import Store
+from thinkgraph.types import Breakpoints, StepLimits, check_thread_id
+
+__all__ = ["Driver", "fresh_thread_id"]
+
+Plan = tuple[Any, RunnableConfig, Breakpoints]
+"""What continues a run: the graph's input, the run's config, where to pause."""
+
+
+def fresh_thread_id() -> str:
+    """A fresh thread id, for a run started without one."""
+    return uuid.uuid4().hex[:12]
+
+
+class Driver:
+    """Starts, resumes and forks the runs of one compiled graph, as async event streams.
+
+    Args:
+        graph: the compiled graph, with its checkpointer (the store).
+        deps: the agent's parts; answers to a pause are checked against its tools, and a
+            fork's edits too.
+        limits: the guards of a new run.
+        breakpoints: where a new run pauses.
+        traced: LangChain tracing config (callbacks, tags, metadata, run_name) for every
+            graph call.
+        describe: makes a custom graph's description, stored with each of its runs (None
+            for ours); called on each run's start, so it should cache.
+    """
+
+    def __init__(
+        self,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        deps: Deps,
+        *,
+        limits: StepLimits | None = None,
+        breakpoints: Breakpoints | None = None,
+        traced: RunnableConfig | None = None,
+        describe: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
+        saver = graph.checkpointer
+        if not isinstance(saver, BaseCheckpointSaver):
+            raise ConfigError("the graph has no checkpointer; compile it with checkpointer=...")
+        self.graph = graph
+        self.saver: BaseCheckpointSaver[Any] = saver
+        """The LangGraph saver the runs are stored in."""
+        self.store = Store(saver)
+        """What the runs need of it beyond LangGraph's (has-thread, keep, lease)."""
+        self.deps = deps
+        self.limits = limits or StepLimits()
+        self.breakpoints = breakpoints or Breakpoints()
+        self.reader = RunReader(saver, graph, deps.validators)
+        self._traced: RunnableConfig = dict(traced or {})  # type: ignore[assignment]
+        self._describe = describe
+
+    def config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
+        """The config of every graph call on `thread_id`: its id, tracing, recursion limit.
+
+        Raises:
+            ThreadIdError: the id breaks the rule of `check_thread_id`.
+        """
+        check_thread_id(thread_id)
+        # Each think step takes at most five super-steps before the next think (approve,
+        # act, observe, validate, reset, ask_human); the router stops the run, not this.
+        limit = 6 * (limits or self.limits).max_steps + 25
+        return {**self._traced, "configurable": {"thread_id": thread_id}, "recursion_limit": limit}
+
+    def start_state(self, task: str) -> dict[str, Any]:
+        """The channels a new run of `task` starts with."""
+        graph = None if self._describe is None else self._describe()
+        return start_state(task, self.limits, self.breakpoints, graph)
+
+    # -- the three ways to advance a run ---------------------------------------------------
+
+    async def start(
+        self, task: str, thread_id: str, *, nodes: bool = True
+    ) -> AsyncIterator[RunEvent]:
+        """Start a run of `task` on a new thread, yielding its events.
+
+        First a `RunStart`, the task's step, then a `NodeStart` as each node begins and a
+        `StepEvent` per step as it is written, and last a `RunEnd` with the `RunResult`.
+        Cancelling the task that iterates it stops the run after its last checkpoint.
+
+        Args:
+            task: what the agent should do.
+            thread_id: the new run's id.
+            nodes: yield a `NodeStart` as each node begins (a caller that folds the
+                events to the result leaves them out, and LangGraph does not make them).
+
+        Raises:
+            ThreadExistsError: the thread already holds a run (resume it, or use a new id).
+            ThreadBusyError: another process is advancing the thread (see `Agent.lease`).
+            ThreadIdError: the id breaks the rule of `check_thread_id`.
+        """
+        config = self.config(thread_id)
+        # A generator's caller runs between its items: it must not pass as the holder.
+        async with self.store.alease(thread_id, nested=False):
+            await self._refuse_existing(thread_id)
+            state = self.start_state(task)
+            counters = state["counters"]
+            yield RunStart(thread_id, self.limits, counters)
+            for step in state["chain"]:
+                yield StepEvent(thread_id, "start", step, counters)
+            plan = (state, config, self.breakpoints)
+            async for event in self._advance(thread_id, plan, counters, len(state["chain"]), nodes):
+                yield event
+
+    async def resume(
+        self, thread_id: str, decisions: Any = None, *, nodes: bool = True
+    ) -> AsyncIterator[RunEvent]:
+        """Continue a run: after a crash, at a breakpoint, or with the answer it waits for.
+
+        Yields the events of `start` for the steps it adds; a finished run yields only its
+        `RunStart` and `RunEnd`.
+
+        Args:
+            thread_id: the run to continue.
+            decisions: the answer to a pause. For approvals, a mapping of every waiting
+                call id to `Approve()`, `Edit(args=...)`, `Reject(reason=...)` or
+                `Respond(text=...)`. For an ask_human pause, "retry", "abort" or guidance
+                text. Leave it out to continue a run whose process died or that stopped at
+                a breakpoint.
+            nodes: yield a `NodeStart` as each node begins.
+
+        Raises:
+            ThreadNotFoundError: no run is stored under this thread id.
+            NotPausedError: `decisions` was given but the run does not wait for an answer.
+            ResumeValueError: the decisions do not fit what the run waits for; the run is
+                left exactly as it was.
+            ThreadBusyError: another process is advancing the thread right now; the run is
+                left as that process leaves it.
+        """
+        check_thread_id(thread_id)
+        async with self.store.alease(thread_id, nested=False):
+            latest, plan = await self._resume_plan(thread_id, decisions)
+            limits = latest.values.get("limits")
+            counters = latest.values.get("counters") or Counters()
+            yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
+            if plan is None:
+                yield RunEnd(await self.reader.aresult(thread_id))
+                return
+            # `latest` left the chain out: a step of a user's node that comes unnumbered
+            # is looked up in the stored chain.
+            async for event in self._advance(thread_id, plan, counters, None, nodes):
+                yield event
+
+    async def fork(
+        self,
+        thread_id: str,
+        checkpoint_id: str,
+        *,
+        edit: Mapping[int, Mapping[str, Any]] | None = None,
+        new_thread_id: str | None = None,
+        nodes: bool = True,
+    ) -> AsyncIterator[RunEvent]:
+        """Start a new thread from any checkpoint of a run, edited, and run it on.
+
+        The source run is only read. The new chain is the chain at that checkpoint, with
+        `edit` applied, and a `human` step recording the fork. An edit maps a step number
+        to its new value, and changes only what a person may change (see
+        `thinkgraph.runs.forks`): an observation's text (``{5: {"text": "the file is
+        empty"}}``), the answer of a thought not yet validated (``{7: {"answer": "42"}}``),
+        or the args of a tool call that has neither run nor a person's decision (``{3:
+        {"args": {"path": "b.txt"}}}``): the call runs with them, approved again if they
+        need it.
+
+        Raises:
+            ThreadNotFoundError: no such thread or no such checkpoint in it.
+            ResumeValueError: `edit` is not ``{step_number: {field: value}}``, names a step
+                that does not exist, or changes what a person may not change.
+            ThreadBusyError: another process is advancing `new_thread_id`.
+            ThreadIdError: either thread id breaks the rule of `check_thread_id`.
+        """
+        edits = fork_edits(edit)
+        new_id = new_thread_id or fresh_thread_id()
+        target = self.config(new_id)
+        source = self.config(thread_id)
+        source["configurable"]["checkpoint_id"] = checkpoint_id
+        snapshot = await self.graph.aget_state(source)
+        if not snapshot.values:
+            raise ThreadNotFoundError(
+                f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}; list them with "
+                f"history({thread_id!r}) or `thinkgraph history {thread_id}`"
+            )
+        values = dict(snapshot.values)
+        if not isinstance(values.get("limits"), StepLimits):
+            # The run's first checkpoint holds only its input, not yet applied: start
+            # again from the run's task, with its limits and breakpoints (fixed for its
+            # life), as the run itself started.
+            run = (await self.graph.aget_state(self.config(thread_id))).values
+            task = next((s for s in run.get("chain", ()) if isinstance(s, TaskStep)), None)
+            values = self.start_state(task.text if task is not None else "")
+            values["limits"] = run.get("limits") or self.limits
+            values["breakpoints"] = run.get("breakpoints") or self.breakpoints
+        values = forked_state(values, edits, self.deps, f"{thread_id}@{checkpoint_id}")
+        as_node = str(values.get("node") or "start")
+        points = values.get("breakpoints")
+        counters = values.get("counters") or Counters()
+        async with self.store.alease(new_id, nested=False):
+            await self._refuse_existing(new_id)
+            await self.graph.aupdate_state(
+                target, values, as_node=START if as_node == "start" else as_node
+            )
+            yield RunStart(new_id, values.get("limits") or self.limits, counters, resumed=True)
+            plan = (None, target, points if isinstance(points, Breakpoints) else Breakpoints())
+            async for event in self._advance(new_id, plan, counters, len(values["chain"]), nodes):
+                yield event
+
+    async def check_resume(self, thread_id: str, decisions: Any = None) -> str:
+        """Check that `resume(thread_id, decisions)` would be accepted, without running it.
+
+        Returns:
+            The id of the checkpoint the decisions answer (the run's latest).
+
+        Raises:
+            What `resume` raises for the same arguments; the run is not touched.
+        """
+        latest, _ = await self._resume_plan(thread_id, decisions)
+        return str(latest.config["configurable"]["checkpoint_id"])
+
+    # -- the one core ----------------------------------------------------------------------
+
+    async def _advance(
+        self,
+        thread_id: str,
+        plan: Plan,
+        counters: Counters,
+        first_number: int | None,
+        nodes: bool,
+    ) -> AsyncIterator[NodeStart | StepEvent | RunEnd]:
+        """Run the graph from `plan`, yielding node starts, written steps, and the end.
+
+        `plan` is the graph's input (a state, a `Command(resume=...)`, or None to go on),
+        the config and where to pause; `counters` the totals before. `first_number`, the
+        chain's length before (None when not at hand: then looked up in the stored chain),
+        numbers the steps a user's node left unnumbered (`thinkgraph.state.number_steps`).
+        """
+        graph_input, config, points = plan
+        with tracing.run_span(
+            thread_id, resumed=graph_input is None or isinstance(graph_input, Command)
+        ) as span:
+            stream = self.graph.astream(
+                graph_input,
+                config,
+                # "updates" carry the steps and the interrupts, "values" the state the
+                # result is built from (as `ainvoke` does), "tasks" the node starts.
+                stream_mode=["updates", "values", "tasks"] if nodes else ["updates", "values"],
+                durability="sync",
+                interrupt_before=list(points.before) or None,
+                interrupt_after=list(points.after) or None,
+            )
+            output: Any = None
+            interrupts: list[Interrupt] = []
+            number = first_number
+            async for mode, chunk in cast(AsyncIterator[tuple[str, Any]], stream):
+                if mode == "values":
+                    output = chunk
+                    continue
+                if mode == "tasks":
+                    if "input" in chunk:  # a task starting; its result comes as an update
+                        yield NodeStart(thread_id, str(chunk["name"]), counters)
+                    continue
+                for name, values in chunk.items():
+                    if name == INTERRUPT:
+                        interrupts.extend(values)
+                        continue
+                    if not isinstance(values, dict):
+                        continue  # metadata of a replayed write
+                    if isinstance(values.get("counters"), Counters):
+                        counters = values["counters"]
+                    for step in values.get("chain", ()):
+                        # Our nodes number their steps as the store will (parallel act
+                        # tasks may finish in any order); a user's node's unnumbered
+                        # steps are numbered here.
+                        if step.number < 0:
+                            if number is None:
+                                number = await self._stored_number(config, step)
+                            step = numbered(step, number)
+                        number = step.number + 1 if number is None else max(number, step.number + 1)
+                        yield StepEvent(thread_id, str(values.get("node") or name), step, counters)
+            result = await self._kept(
+                thread_id, await self._finish(thread_id, config, output, interrupts)
+            )
+            tracing.end_run(span, result)
+        yield RunEnd(result)
+
+    async def _finish(
+        self, thread_id: str, config: RunnableConfig, output: Any, interrupts: list[Interrupt]
+    ) -> RunResult:
+        """The result of a run that just stopped, from the values the stream ended with.
+
+        Reading the stored state again would rebuild the whole chain; the values in hand
+        are the same. Only a stop they cannot explain (a breakpoint) is read back.
+        """
+        if not isinstance(output, dict) or (
+            not interrupts and not isinstance(output.get("run"), RunInfo)
+        ):
+            return await self.reader.aresult(thread_id)
+        snapshot = StateSnapshot(output, (), config, None, None, None, (), tuple(interrupts))
+        return self.reader.result_of(thread_id, snapshot)
+
+    async def _kept(self, thread_id: str, result: RunResult) -> RunResult:
+        """Store a paused run's chain whole at its pause, so a resume replays nothing.
+
+        The chain is a `DeltaChannel`: loading it replays every write since its last
+        snapshot, which for a long run is most of a resume's time. A store that can keep
+        a snapshot at the paused checkpoint (`KeepsPausedRuns`) is given the chain in hand.
+        """
+        if result.status != "paused" or not self.store.keeps_paused_runs:
+            return result
+        latest = await self.reader.latest_tuple(thread_id)
+        if latest is not None:
+            chain = {"chain": result.chain}
+            await asyncio.to_thread(self.store.keep_for_resume, latest.config, chain)
+        await asyncio.to_thread(self.store.settle)
+        return result
+
+    async def _refuse_existing(self, thread_id: str) -> None:
+        # Any checkpoint means the thread holds a run, even one killed before its first
+        # node; a store that knows its threads answers from its index alone.
+        if await self.store.ahas_thread(thread_id):
+            raise ThreadExistsError(
+                f"thread {thread_id!r} already holds a run; continue it with "
+                f"resume({thread_id!r}) or start this task on a new thread id"
+            )
+
+    async def _resume_plan(
+        self, thread_id: str, decisions: Any
+    ) -> tuple[StateSnapshot, Plan | None]:
+        """The latest checkpoint, and what continues it (None when the run has finished).
+
+        `decisions` are checked first, before any of the run is loaded.
+        """
+        snapshot = await self.reader.latest(thread_id)
+        limits = snapshot.values.get("limits")
+        config = self.config(thread_id, limits if isinstance(limits, StepLimits) else None)
+        points = snapshot.values.get("breakpoints")
+        points = points if isinstance(points, Breakpoints) else Breakpoints()
+        interrupts = list(snapshot.interrupts)
+        if decisions is not None and not interrupts:
+            raise NotPausedError(
+                f"thread {thread_id!r} is not waiting for an answer (status "
+                f"{status_of(snapshot)}); continue it with resume({thread_id!r})"
+            )
+        if interrupts:
+            if decisions is None:
+                raise ResumeValueError(
+                    f"thread {thread_id!r} waits for a person: "
+                    f"{', '.join(sorted({p.kind for p in pending_of(snapshot)}))}; "
+                    "pass decisions=..."
+                )
+            answers = {i.id: self._checked_answer(i.value, decisions) for i in interrupts}
+            return snapshot, (Command(resume=answers), config, points)
+        if not isinstance(snapshot.values.get("run"), RunInfo):
+            # Not finished: continue from the last checkpoint. `next` alone is not the
+            # test: a run killed right after a node's writes were saved has no `next` yet
+            # still has work left.
+            return snapshot, (None, config, points)
+        return snapshot, None
+
+    def _checked_answer(self, waiting: Any, decisions: Any) -> Any:
+        # The graph checks the answer again (whoever resumes it); checking here refuses a
+        # bad one before any of the run is loaded, and before a worker is asked.
+        if isinstance(waiting, dict) and waiting.get("kind") == "approval":
+            requests = [Pending.model_validate(r) for r in waiting.get("requests", [])]
+            return check_approvals(requests, decisions, self.deps.tools)
+        parse_human_answer(decisions)
+        return decisions
+
+    async def _stored_number(self, config: RunnableConfig, step: BaseStep) -> int:
+        """`step`'s number in the stored chain (its node has saved it), read once per stream."""
+        chain = (await self.graph.aget_state(config)).values.get("chain", ())
+        return next((s.number for s in reversed(chain) if s.id == step.id), len(chain))

@@ -1,0 +1,372 @@
+"""Reading runs from a store and a graph: each call reads a run once.
+
+What `Agent`, the CLI and the server say of stored runs — a result, its status and what it
+waits for, the listing, the history, the latest checkpoint — comes from here, given only
+the store (an opened LangGraph saver) and the compiled graph. A read takes what it needs
+and no more: a resume's decision reads only the latest checkpoint's small channels (the
+chain, the costly part, left packed), a listing never rebuilds a chain, and a result is
+one state read.
+
+LangGraph's `StateSnapshot` says which nodes come next and which interrupts are open;
+`status_of` and `pending_of` turn that into thinkgraph's words: running, paused (and for
+what), done, failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.constants import INTERRUPT
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Interrupt, StateSnapshot
+from pydantic import BaseModel, ConfigDict
+
+from thinkgraph._sync import sync_method
+from thinkgraph.errors import ThreadNotFoundError
+from thinkgraph.hitl import Pending
+from thinkgraph.nodes.deps import Validator
+from thinkgraph.result import RunResult, RunSummary
+from thinkgraph.state import BaseStep, Counters, PackedSteps, RunInfo, as_step, numbered
+from thinkgraph.storage.checkpointers import steps_left_packed, unpack_steps
+from thinkgraph.storage.contract import Store
+from thinkgraph.storage.threads import summarize
+from thinkgraph.types import (
+    Breakpoints,
+    RunStatus,
+    StepLimits,
+    check_thread_id,
+    thread_id_problem,
+)
+from thinkgraph.validators import structured_output
+
+__all__ = [
+    "CheckpointInfo",
+    "RunReader",
+    "breakpoint_pause",
+    "checkpoints",
+    "no_run",
+    "pending_of",
+    "status_of",
+    "without_chain",
+]
+
+HELD_OVERLAP = 256
+"""How far back `steps_since` looks in the held chain for steps it has already: more than
+one round of nodes writes."""
+
+
+class RunReader:
+    """Reads the runs of one store, as the graph that wrote them lays them out.
+
+    Args:
+        store: the opened LangGraph saver the runs are in.
+        graph: the compiled graph of the runs (for a whole state read, which applies the
+            graph's channels and computes the next nodes).
+        validators: the agent's validators, for a result's structured `output`.
+
+    Example:
+        >>> reader = RunReader(agent.graph.checkpointer, agent.graph)  # doctest: +SKIP
+        >>> reader.result("t1").status  # doctest: +SKIP
+        'done'
+    """
+
+    __slots__ = ("_graph", "_store", "_validators")
+
+    def __init__(
+        self,
+        store: BaseCheckpointSaver[Any],
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        validators: Sequence[Validator] = (),
+    ) -> None:
+        self._store = store
+        self._graph = graph
+        self._validators = tuple(validators)
+
+    async def acheckpoint_id(self, thread_id: str) -> str | None:
+        """The id of a run's latest checkpoint, or None when the thread holds no run."""
+        found = await self.latest_tuple(thread_id)
+        return None if found is None else str(found.config["configurable"]["checkpoint_id"])
+
+    checkpoint_id = sync_method(acheckpoint_id)
+
+    async def latest_tuple(self, thread_id: str) -> CheckpointTuple | None:
+        """The run's latest checkpoint as stored, its steps left packed (never revived)."""
+        with steps_left_packed():  # a paused run's checkpoint may hold the whole chain
+            return await self._store.aget_tuple(_config(thread_id))
+
+    def history(self, thread_id: str) -> list[CheckpointInfo]:
+        """The checkpoints of a run, oldest first: one per node that completed."""
+        with steps_left_packed():  # only whether it exists: the chain is not revived
+            if self._store.get_tuple(_config(thread_id)) is None:
+                raise no_run(thread_id)
+        return list(reversed(list(checkpoints(self._store, thread_id))))
+
+    async def latest(self, thread_id: str) -> StateSnapshot:
+        """The latest checkpoint's small channels and open interrupts, without the chain.
+
+        Enough to decide how to resume, and much cheaper than `get_state`, which rebuilds
+        the whole chain. `values` lacks the chain; `next` is not computed.
+        """
+        found = await self.latest_tuple(thread_id)
+        if found is None:
+            raise no_run(thread_id)
+        return without_chain(found)
+
+    async def steps_since(
+        self, thread_id: str, checkpoint_id: str, held: Sequence[BaseStep]
+    ) -> tuple[StateSnapshot, list[BaseStep]] | None:
+        """What a run added after the checkpoint `checkpoint_id`, reading only that.
+
+        For a reader that holds the chain `held` read at that checkpoint (an event stream
+        of a run another process advances): the latest checkpoint without its chain (see
+        `latest`), and the chain steps written since, in order and numbered after `held`.
+        Only the newest checkpoints and their writes are read, their steps revived; the
+        chain before them is not touched. A step `held` has already is left out: a state
+        read includes the writes of nodes that finished after its checkpoint was stored.
+
+        Returns:
+            None when `checkpoint_id` is not among the run's latest checkpoints (the run
+            was forked over, or moved on by thousands): read it whole instead.
+        """
+        config = _config(thread_id)
+        limit = 8
+        while True:
+            with steps_left_packed():  # a snapshot of the chain in a checkpoint stays packed
+                found = [t async for t in self._store.alist(config, limit=limit)]
+            ids = [str(t.config["configurable"]["checkpoint_id"]) for t in found]
+            if checkpoint_id in ids:
+                break
+            if len(found) < limit or limit >= 4096:
+                return None
+            limit *= 8
+        newer = found[: ids.index(checkpoint_id) + 1]  # newest first, down to the one held
+        # A checkpoint's writes are what the nodes that ran from it wrote: they are in the
+        # next checkpoint's chain, or, under the latest, in the state a read gives now (as
+        # `get_state` applies them). So the new steps are the writes of the held checkpoint
+        # and of every later one, oldest first.
+        steps: list[BaseStep] = []
+        for tup in reversed(newer):
+            written = [v for _, ch, v in tup.pending_writes or () if ch == "chain"]
+            batch = [s for w in written for s in _revived(w)]
+            # Parallel act tasks store their writes in any order; our nodes number their
+            # steps as the chain will, a user's raw node's come unnumbered (-1, kept last).
+            batch.sort(key=lambda s: s.number if s.number >= 0 else 1 << 62)
+            steps.extend(batch)
+        have = {s.id for s in held[-HELD_OVERLAP:]}
+        fresh = [s for s in steps if s.id not in have]
+        return without_chain(newer[0]), [numbered(s, len(held) + i) for i, s in enumerate(fresh)]
+
+    async def asnapshot(self, thread_id: str) -> StateSnapshot:
+        """The run's whole state, as the graph applies it (the chain rebuilt).
+
+        Raises:
+            ThreadNotFoundError: no run is stored under `thread_id`.
+        """
+        snapshot = await self._graph.aget_state(_config(thread_id))
+        if not _exists(snapshot):
+            raise no_run(thread_id)
+        return snapshot
+
+    snapshot = sync_method(asnapshot)
+
+    def overlay(self, thread_id: str) -> tuple[StateSnapshot, RunResult]:
+        """A run's whole state and its result, for drawing the path it took (one read)."""
+        snapshot = self.snapshot(thread_id)
+        return snapshot, self.result_of(thread_id, snapshot)
+
+    async def aresult(self, thread_id: str) -> RunResult:
+        """The current result of a run, read from the store (one state read).
+
+        Raises:
+            ThreadNotFoundError: no run is stored under `thread_id`.
+        """
+        return self.result_of(thread_id, await self.asnapshot(thread_id))
+
+    result = sync_method(aresult)
+
+    def result_of(self, thread_id: str, snapshot: StateSnapshot) -> RunResult:
+        """The result a state snapshot of the run `thread_id` stands for (nothing read)."""
+        values: Mapping[str, Any] = snapshot.values
+        run = values.get("run")
+        chain = values.get("chain", [])
+        return RunResult(
+            thread_id=thread_id,
+            status=status_of(snapshot),
+            answer=values.get("answer"),
+            stop_reason=run.stop_reason if isinstance(run, RunInfo) else None,
+            detail=run.detail if isinstance(run, RunInfo) else "",
+            chain=list(chain),
+            pending=pending_of(snapshot),
+            counters=values.get("counters") or Counters(),
+            output=structured_output(chain, self._validators),
+        )
+
+    def runs(self, status: RunStatus | None = None, limit: int | None = None) -> list[RunSummary]:
+        """The runs in the store, the most recently updated first.
+
+        Args:
+            status: only runs with this status ("running", "paused", "done", "failed").
+            limit: at most this many runs.
+
+        Raises:
+            StorageError: the store cannot be read.
+        """
+        found: list[RunSummary] = []
+        for thread_id in Store(self._store).thread_ids():
+            if thread_id_problem(thread_id) is not None:
+                # Stored by another door (a raw LangGraph call, an older version): no
+                # command takes the id, and a listing must not break lines on it.
+                continue
+            config = _config(thread_id)
+            # The latest checkpoint's small channels say where a run stands; its chain,
+            # the costly part of a read, is never rebuilt for a listing.
+            with steps_left_packed():
+                latest = self._store.get_tuple(config)
+            if latest is None:
+                continue
+            snapshot = without_chain(latest)
+            if not isinstance(snapshot.values.get("limits"), StepLimits):
+                continue  # a thread some other LangGraph program wrote: not a thinkgraph run
+            points = snapshot.values.get("breakpoints")
+            if isinstance(points, Breakpoints) and (points.before or points.after):
+                # Whether it stands at a breakpoint depends on the next node, which only a
+                # full read computes; only runs with breakpoints pay for it.
+                snapshot = self._graph.get_state(config)
+            summary = summarize(thread_id, snapshot, status_of(snapshot), pending_of(snapshot))
+            if status is None or summary.status == status:
+                found.append(summary)
+                if limit is not None and len(found) >= limit:
+                    break
+        return found
+
+
+class CheckpointInfo(BaseModel):
+    """One checkpoint of a run, as `Agent.history` lists it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    checkpoint_id: str
+    """Pass it to `Agent.fork` to start a new thread from here."""
+    node: str
+    """The node whose completion wrote this checkpoint ("start" for the task input)."""
+    step: int
+    """Think steps taken at this point."""
+    at: datetime | None
+    """When the checkpoint was written."""
+
+
+def breakpoint_pause(snapshot: StateSnapshot) -> Pending | None:
+    """The breakpoint a run stands at, if it was stopped by one.
+
+    A static breakpoint leaves no interrupt in the snapshot; it is recognised by the run's
+    stored breakpoints: the next node is a "before" one, or the last node an "after" one.
+    """
+    if not snapshot.next:
+        return None
+    values = snapshot.values
+    points = values.get("breakpoints")
+    if not isinstance(points, Breakpoints):
+        return None
+    step = (values.get("counters") or Counters()).steps
+    # "after X" and "before Y" can name one boundary; LangGraph stops there once, and the
+    # node that just ran is the more telling name for it.
+    last = values.get("node")
+    if isinstance(last, str) and last in points.after:
+        return Pending(kind="breakpoint", node=last, when="after", step=step)
+    for name in snapshot.next:
+        if name in points.before:
+            return Pending(kind="breakpoint", node=name, when="before", step=step)
+    return None
+
+
+def pending_of(snapshot: StateSnapshot) -> list[Pending]:
+    """What a stored run waits for: approvals, an ask_human question, or a breakpoint."""
+    pending: list[Pending] = []
+    for item in snapshot.interrupts:
+        value = item.value if isinstance(item.value, dict) else {"question": str(item.value)}
+        if value.get("kind") == "approval":
+            pending.extend(Pending.model_validate(r) for r in value.get("requests", []))
+        else:
+            details = {k: v for k, v in value.items() if k not in ("kind", "question")}
+            pending.append(
+                Pending(
+                    kind="ask_human",
+                    question=str(value.get("question", "")),
+                    step=(snapshot.values.get("counters") or Counters()).steps,
+                    details=details,
+                )
+            )
+    if not pending:
+        stop = breakpoint_pause(snapshot)
+        if stop is not None:
+            pending.append(stop)
+    return pending
+
+
+def status_of(snapshot: StateSnapshot) -> RunStatus:
+    """running (not finished, e.g. its process died), paused, done or failed."""
+    run = snapshot.values.get("run")
+    if isinstance(run, RunInfo):
+        return run.status
+    if snapshot.interrupts or breakpoint_pause(snapshot) is not None:
+        return "paused"
+    return "running"
+
+
+def checkpoints(saver: BaseCheckpointSaver[Any], thread_id: str) -> Iterator[CheckpointInfo]:
+    """The checkpoints of a thread, newest first, read without rebuilding the chain."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    for item in saver.list(config):
+        values = item.checkpoint.get("channel_values", {})
+        counters = values.get("counters")
+        ts = item.checkpoint.get("ts")
+        yield CheckpointInfo(
+            checkpoint_id=item.checkpoint["id"],
+            node=str(values.get("node") or "start"),
+            step=counters.steps if isinstance(counters, Counters) else 0,
+            at=datetime.fromisoformat(ts) if isinstance(ts, str) else None,
+        )
+
+
+def without_chain(found: CheckpointTuple) -> StateSnapshot:
+    """A checkpoint's small channels and open interrupts as a snapshot, the chain left out.
+
+    `next` is not computed (an empty tuple), so a static breakpoint is not seen.
+    """
+    interrupts: list[Interrupt] = []
+    for _task, channel, value in found.pending_writes or ():
+        if channel == INTERRUPT:
+            interrupts.extend(value if isinstance(value, list | tuple) else [value])
+    values = dict(found.checkpoint.get("channel_values", {}))
+    values.pop("chain", None)
+    created = found.checkpoint.get("ts")
+    return StateSnapshot(values, (), found.config, None, created, None, (), tuple(interrupts))
+
+
+def _revived(written: Any) -> list[BaseStep]:
+    """A chain write as stored (packed steps, a list of steps or of plain dicts) as steps."""
+    if isinstance(written, PackedSteps):
+        return unpack_steps(written)
+    return [as_step(s) for s in written]
+
+
+def no_run(thread_id: str) -> ThreadNotFoundError:
+    return ThreadNotFoundError(
+        f"no run is stored under thread {thread_id!r}; list runs with `thinkgraph runs` "
+        "or check --store"
+    )
+
+
+def _exists(snapshot: StateSnapshot) -> bool:
+    # A run killed right after its input was saved has a checkpoint but no values yet; it
+    # exists (and resumes), so existence is "has a checkpoint", not "has values".
+    return bool(snapshot.values) or snapshot.created_at is not None
+
+
+def _config(thread_id: str) -> RunnableConfig:
+    # Every read of a thread passes here, so an id that cannot name a run stops here.
+    return {"configurable": {"thread_id": check_thread_id(thread_id)}}
