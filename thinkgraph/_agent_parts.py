@@ -3,6 +3,7 @@ its tracing config."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -169,3 +170,21 @@ def open_driver(
     return Driver(
         graph, deps, limits=limits, breakpoints=breakpoints, traced=traced, describe=describe
     )
+
+
+def replay_drivers(
+    build: GraphBuilder | None,
+    driver: Driver,
+    limits: StepLimits,
+    breakpoints: Breakpoints,
+    traced: RunnableConfig,
+) -> Callable[[ChatModel], Driver]:
+    """What makes a replay's driver (`thinkgraph.runs.replay`): the agent's graph, built
+    again with its parts but the replay's model, on the agent's store (`driver`'s saver)."""
+
+    def make(model: ChatModel) -> Driver:
+        deps = dataclasses.replace(driver.deps, model=model)
+        builder = build and built_graph(build, deps, limits)
+        return open_driver(builder, deps, driver.saver, limits, breakpoints, traced)
+
+    return make

@@ -22,6 +22,7 @@ from thinkgraph._agent_parts import (
     as_breakpoints,
     built_graph,
     open_driver,
+    replay_drivers,
     traced_config,
 )
 from thinkgraph._sync import sync_iterator, sync_method
@@ -34,6 +35,7 @@ from thinkgraph.result import RunResult, RunSummary
 from thinkgraph.runs.driver import Driver, fresh_thread_id
 from thinkgraph.runs.events import RunEvent, asteps_of, outcome
 from thinkgraph.runs.reader import CheckpointInfo, RunReader
+from thinkgraph.runs.replay import ReplayReport, areplay
 from thinkgraph.state import BaseStep
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer
 from thinkgraph.tools import Tool
@@ -99,6 +101,7 @@ class Agent:
         settings = (max_observation_chars, context, confidence_threshold)
         self.deps = agent_deps(model, tools, policy, validators, approve, *settings)
         build_graph, self.graph_address = graph_source(build_graph, graph)
+        self._build = build_graph
         metadata = graph_metadata(metadata, self.graph_address)
         # A user's graph is built and checked now, so a broken one fails where it is given
         # (ours is checked by build_react_graph, on first use).
@@ -234,7 +237,15 @@ class Agent:
         )
         return await outcome(events)
 
+    async def areplay(self, thread_id: str, **options: Any) -> ReplayReport:
+        """Replay a stored run on this agent's graph, policy and tools, from its record: into
+        a new thread, compared with its source; no model call, no tool run (this agent's
+        model only past a divergence, when asked). See `thinkgraph.runs.replay.areplay`."""
+        make = replay_drivers(self._build, self.driver, self.limits, self.breakpoints, self._traced)
+        return await areplay(self.driver, make, thread_id, live_model=self.deps.model, **options)
+
     run = sync_method(arun)
+    replay = sync_method(areplay)
     events = sync_iterator(aevents)
     stream = sync_iterator(astream)
     resume = sync_method(aresume)

@@ -7,7 +7,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from thinkgraph.graphs import parts
+from thinkgraph.graphs import guarded_router, parts
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.policies import ReActText
 from thinkgraph.policies.base import Decision
@@ -22,11 +22,14 @@ def skip_calculator(deps: Deps) -> Graph:
     """Our graph, but the router after think sends a calculator call back to think."""
     standard = parts.think_router(deps)
 
+    @guarded_router
     def route_think(state: AgentState) -> Any:
+        target = standard(state)  # the guards first: a budget still ends the run
         calls = state.get("pending_calls") or []
-        if calls and all(call.name == "calculator" for call in calls):
-            return "think"
-        return standard(state)
+        if target not in ("finalize", "ask_human") and calls:
+            if all(call.name == "calculator" for call in calls):
+                return "think"
+        return target
 
     graph: Graph = StateGraph(AgentState)
     graph.add_node("think", parts.think_node(deps))
