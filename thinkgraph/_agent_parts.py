@@ -23,6 +23,7 @@ from thinkgraph.nodes.deps import Deps, Validator
 from thinkgraph.policies import ReActText
 from thinkgraph.policies.base import Policy
 from thinkgraph.policies.context import ContextPolicy
+from thinkgraph.runs import replay as replaying
 from thinkgraph.runs.driver import Driver
 from thinkgraph.state import AgentState
 from thinkgraph.storage import open_checkpointer
@@ -33,15 +34,19 @@ from thinkgraph.viz.checks import check_graph
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
+    from thinkgraph.agent import Agent
+
 __all__ = [
     "REACT_NODES",
     "GraphBuilder",
     "agent_deps",
+    "areplay",
     "as_breakpoints",
     "as_tool",
     "built_graph",
     "description_of",
     "open_driver",
+    "replay_drivers",
     "traced_config",
 ]
 
@@ -188,3 +193,17 @@ def replay_drivers(
         return open_driver(builder, deps, driver.saver, limits, breakpoints, traced)
 
     return make
+
+
+async def areplay(agent: Agent, thread_id: str, /, **options: Any) -> replaying.ReplayReport:
+    """Replay a stored run on this agent's graph, policy and tools, from its record.
+
+    Into a new thread (``replay-<thread_id>``), compared with its source, calling no model
+    and running no tool; this agent's model only past a divergence, when asked. Options
+    (`new_thread_id`, `strict`, `live_from_divergence`, `max_calls`) and errors:
+    `thinkgraph.runs.replay.areplay`.
+    """
+    parts = (agent.limits, agent.breakpoints, agent._traced)
+    make = replay_drivers(agent._build, agent.driver, *parts)
+    model = agent.deps.model
+    return await replaying.areplay(agent.driver, make, thread_id, live_model=model, **options)

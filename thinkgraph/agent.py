@@ -22,9 +22,9 @@ from thinkgraph._agent_parts import (
     as_breakpoints,
     built_graph,
     open_driver,
-    replay_drivers,
     traced_config,
 )
+from thinkgraph._agent_parts import areplay as replay_of_agent
 from thinkgraph._sync import sync_iterator, sync_method
 from thinkgraph.graphs.address import graph_metadata, graph_source
 from thinkgraph.llm.base import ChatModel
@@ -35,7 +35,6 @@ from thinkgraph.result import RunResult, RunSummary
 from thinkgraph.runs.driver import Driver, fresh_thread_id
 from thinkgraph.runs.events import RunEvent, asteps_of, outcome
 from thinkgraph.runs.reader import CheckpointInfo, RunReader
-from thinkgraph.runs.replay import ReplayReport, areplay
 from thinkgraph.state import BaseStep
 from thinkgraph.storage import DEFAULT_STORE, close_checkpointer
 from thinkgraph.tools import Tool
@@ -237,13 +236,7 @@ class Agent:
         )
         return await outcome(events)
 
-    async def areplay(self, thread_id: str, **options: Any) -> ReplayReport:
-        """Replay a stored run on this agent's graph, policy and tools, from its record: into
-        a new thread, compared with its source; no model call, no tool run (this agent's
-        model only past a divergence, when asked). See `thinkgraph.runs.replay.areplay`."""
-        make = replay_drivers(self._build, self.driver, self.limits, self.breakpoints, self._traced)
-        return await areplay(self.driver, make, thread_id, live_model=self.deps.model, **options)
-
+    areplay = replay_of_agent  # `Agent.replay` (its options: `thinkgraph.runs.replay.areplay`)
     run = sync_method(arun)
     replay = sync_method(areplay)
     events = sync_iterator(aevents)

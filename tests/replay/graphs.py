@@ -26,9 +26,9 @@ def skip_calculator(deps: Deps) -> Graph:
     def route_think(state: AgentState) -> Any:
         target = standard(state)  # the guards first: a budget still ends the run
         calls = state.get("pending_calls") or []
-        if target not in ("finalize", "ask_human") and calls:
-            if all(call.name == "calculator" for call in calls):
-                return "think"
+        skipped = calls and all(call.name == "calculator" for call in calls)
+        if skipped and target not in ("finalize", "ask_human"):
+            return "think"
         return target
 
     graph: Graph = StateGraph(AgentState)
@@ -44,7 +44,9 @@ def skip_calculator(deps: Deps) -> Graph:
     graph.add_conditional_edges("think", route_think, parts.THINK_TARGETS)
     graph.add_conditional_edges("approve", parts.approved_router(deps), parts.APPROVE_TARGETS)
     graph.add_edge("act", "observe")
-    graph.add_conditional_edges("observe", parts.observe_router(deps), ["think", "finalize", "ask_human"])
+    graph.add_conditional_edges(
+        "observe", parts.observe_router(deps), ["think", "finalize", "ask_human"]
+    )
     graph.add_conditional_edges("validate", parts.validate_router(deps), parts.VALIDATE_TARGETS)
     graph.add_edge("reset", "think")
     graph.add_conditional_edges("ask_human", parts.human_router(deps), parts.HUMAN_TARGETS)
@@ -64,4 +66,3 @@ class Parenthesized(ReActText):
             for call in decision.tool_calls
         ]
         return decision.model_copy(update={"tool_calls": calls})
-

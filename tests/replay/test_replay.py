@@ -69,7 +69,9 @@ def tool_runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 def record(store_url: str, tools: list[Tool]) -> str:
     """A demo run with 3 tool calls and one approval, done; its thread id."""
     thread = f"demo-{uuid.uuid4().hex[:8]}"
-    with Agent(scripted_analyst(), tools, approve=["sql_query"], limits=LIMITS, store=store_url) as a:
+    with Agent(
+        scripted_analyst(), tools, approve=["sql_query"], limits=LIMITS, store=store_url
+    ) as a:
         paused = a.run(DEMO_TASK, thread)
         assert paused.status == "paused"
         done = a.resume(thread, {p.call_id: Approve() for p in paused.pending})
@@ -182,7 +184,9 @@ def test_live_from_the_divergence_makes_at_most_max_calls_model_calls(
     source = record(store_url, tools)
     tool_runs.clear()
     for _ in range(6):
-        openai_server.reply_text('Thought: again\nAction: calculator\nAction Input: {"expression": "1 + 1"}')
+        openai_server.reply_text(
+            'Thought: again\nAction: calculator\nAction Input: {"expression": "1 + 1"}'
+        )
     model = LiteLLMModel("openai/test-model", api_base=openai_server.url + "/v1", api_key="sk-test")
     with replayer(store_url, tools, model, policy=Parenthesized()) as agent:
         report = agent.replay(source, live_from_divergence=True, max_calls=3)
@@ -206,7 +210,9 @@ def test_a_request_is_recorded_delta_coded_and_rebuilt_exactly(store_url: str) -
     from thinkgraph import ScriptedModel
     from thinkgraph.tools.builtin import calculator
 
-    with Agent(ScriptedModel(reply), [calculator], limits=StepLimits(max_steps=20), store=store_url) as agent:
+    with Agent(
+        ScriptedModel(reply), [calculator], limits=StepLimits(max_steps=20), store=store_url
+    ) as agent:
         result = agent.run("add", f"long-{uuid.uuid4().hex[:8]}")
     calls = [s for s in result.chain if isinstance(s, LLMCallStep)]
     assert len(calls) == len(seen) == 12

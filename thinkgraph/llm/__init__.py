@@ -20,8 +20,8 @@ __all__ = [
     "ModelCallError",
     "ModelReply",
     "ModelRequest",
-    "ScriptExhaustedError",
     "ReplayModel",
+    "ScriptExhaustedError",
     "ScriptedModel",
     "as_chat_model",
 ]

@@ -40,7 +40,8 @@ def _failure(error: str) -> Exception:
     kind, sep, message = error.partition(": ")
     if not sep or not kind.isidentifier():
         kind, message = "RecordedModelError", error
-    return type(kind, (RecordedModelError,), {})(message)
+    failure: Exception = type(kind, (RecordedModelError,), {})(message)
+    return failure
 
 
 class ReplayModel:

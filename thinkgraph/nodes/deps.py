@@ -30,6 +30,7 @@ class RecordedResults:
     serve: ServeResult | None = None
     """The recorded result of a call, or None: run the tool."""
 
+
 Validator: TypeAlias = Callable[
     [str, Mapping[str, Any]],
     "Verdict | bool | str | Awaitable[Verdict | bool | str | None] | None",

@@ -518,7 +518,9 @@ async def areplay(
     return ReplayReport(
         source=source,
         replay=replay,
-        diff=diff_runs(source.chain, replay.chain, a=source, b=replay, tools=list(driver.deps.tools)),
+        diff=diff_runs(
+            source.chain, replay.chain, a=source, b=replay, tools=list(driver.deps.tools)
+        ),
         requests=request_changes(source.chain, replay.chain, names),
         served_replies=model.served,
         served_results=session.served_results,
