@@ -89,7 +89,8 @@ def replay(
         if missing:
             typer.echo(
                 f"note: the run called {', '.join(missing)}, which --tools/--mcp do not give: "
-                "their prompts change, their recorded results are still served",
+                "the recorded results are served, but the prompt no longer describes "
+                + ("them" if len(missing) > 1 else "it"),
                 err=True,
             )
         if as_json:

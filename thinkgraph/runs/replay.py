@@ -279,7 +279,9 @@ class _Path:
             self.node, self.has_call = step.node, False
             expected = self.source[self.count - 1] if self.count <= len(self.source) else None
             if expected != step.node:
-                parted = f"{step.node} where the run went to {expected or 'its end'}"
+                parted = (
+                    f"the replay went to {step.node} where the run went to {expected or 'its end'}"
+                )
         self.has_call = self.has_call or opens
         return parted
 
