@@ -44,7 +44,7 @@ def test_a_demo_run_replays_same_offline_and_exits_zero(store_url: str, recorded
     assert done.exit_code == 0, done.output
     assert done.stdout.splitlines() == [
         f"replay replay-{recorded} of {recorded}: same",
-        "served 4 model replies, 3 tool results, 1 decisions; made 0 model calls, 0 tool runs",
+        "served 4 model replies, 3 tool results, 1 decision; made 0 model calls, 0 tool runs",
     ]
     again = runner.invoke(
         app,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
-from thinkgraph.errors import ConfigError
+from thinkgraph.errors import ConfigError, ThreadExistsError
 from thinkgraph.hitl import Approve, Edit, Reject, Respond
 from thinkgraph.llm.base import ChatModel, Message
 from thinkgraph.llm.replay import ReplayModel, position_of
@@ -142,9 +142,10 @@ class ReplayReport:
             if first.diff:
                 lines.append(first.diff.rstrip("\n"))
         lines.append(
-            f"served {self.served_replies} model replies, {self.served_results} tool results, "
-            f"{self.served_decisions} decisions; made {self.model_calls} model calls, "
-            f"{self.tool_runs} tool runs"
+            f"served {_count(self.served_replies, 'model reply', 'model replies')}, "
+            f"{_count(self.served_results, 'tool result')}, "
+            f"{_count(self.served_decisions, 'decision')}; made "
+            f"{_count(self.model_calls, 'model call')}, {_count(self.tool_runs, 'tool run')}"
         )
         if self.stopped:
             lines.append(f"stopped: {self.stopped}")
@@ -193,6 +194,10 @@ class ReplayReport:
             "stopped": self.stopped or None,
             "live": self.live,
         }
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 # -- what the source recorded ----------------------------------------------------------------
@@ -486,6 +491,12 @@ async def areplay(
         ThreadExistsError: the replay's thread already holds a run: pass another one.
         ConfigError: `live_from_divergence` without `max_calls`.
     """
+    target = new_thread_id or f"{REPLAY_PREFIX}{thread_id}"
+    if await source_driver.store.ahas_thread(target):
+        raise ThreadExistsError(
+            f"thread {target!r} already holds a run (an earlier replay?); give the replay "
+            "another thread: new_thread_id=... (--thread on the command line)"
+        )
     if live_from_divergence and max_calls <= 0:
         raise ConfigError("live_from_divergence needs max_calls above 0: the real calls allowed")
     source = await source_driver.reader.aresult(thread_id)
@@ -500,7 +511,6 @@ async def areplay(
     session = _Session(source, model, live_from_divergence)
     driver = make_driver(model)
     driver.deps.recorded.serve = session.serve
-    target = new_thread_id or f"{REPLAY_PREFIX}{thread_id}"
     result, stopped = await _follow(driver.start(task.text, target, replay_of=thread_id), session)
     while result is not None and result.status == "paused":
         answer = session.answer(result.pending)
