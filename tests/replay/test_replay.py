@@ -7,6 +7,7 @@ says and that nothing was called: model calls and tool runs are counted.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -224,3 +225,41 @@ def test_a_request_is_recorded_delta_coded_and_rebuilt_exactly(store_url: str) -
         assert step.request is not None and step.request.base is not None
         assert sum(isinstance(part, dict) for part in step.request.messages) <= 2
     assert [s.request.visit for s in calls if s.request] == list(range(1, 13))
+
+
+def test_an_edited_call_replays_with_the_edit_and_its_recorded_result(
+    store_url: str, tools: list[Tool], tool_runs: list[str]
+) -> None:
+    from thinkgraph.hitl import Edit
+
+    thread = f"edit-{uuid.uuid4().hex[:8]}"
+    with replayer(store_url, tools, scripted_analyst()) as agent:
+        paused = agent.run(DEMO_TASK, thread)
+        query = paused.pending[0].args["query"]  # type: ignore[index]
+        edited = {"query": query + " LIMIT 10"}
+        done = agent.resume(thread, {paused.pending[0].call_id: Edit(args=edited)})
+        assert done.status == "done"
+        tool_runs.clear()
+        report = agent.replay(thread)
+
+    assert report.outcome == "same", report.to_text()
+    assert (report.served_decisions, report.served_results, tool_runs) == (1, 3, [])
+    human = [s for s in report.replay.chain if isinstance(s, HumanStep)]
+    assert [(h.kind, h.text) for h in human] == [("edit", json.dumps(edited))]
+
+
+def test_an_ask_human_answer_is_served_at_the_same_pause(store_url: str) -> None:
+    from thinkgraph import ScriptedModel
+
+    replies = ["no format", "still none", "Thought: ok\nFinal Answer: 4"]
+    limits = StepLimits(max_consecutive_failures=2, failure_policy="ask_human")
+    thread = f"ask-{uuid.uuid4().hex[:8]}"
+    with Agent(ScriptedModel(replies), limits=limits, store=store_url) as agent:
+        assert agent.run("2 + 2?", thread).status == "paused"
+        assert agent.resume(thread, "answer in the format").answer == "4"
+        model = Counted(ScriptedModel([]))
+    with Agent(model, limits=limits, store=store_url) as agent:
+        report = agent.replay(thread)
+
+    assert report.outcome == "same", report.to_text()
+    assert (report.served_decisions, model.calls, report.replay.answer) == (1, 0, "4")
