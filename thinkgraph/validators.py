@@ -27,6 +27,8 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
+from thinkgraph._sync import run_sync
+from thinkgraph.llm import as_chat_model
 from thinkgraph.llm.base import ChatModel, Message, ModelReply
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.model import ModelAnswer, ask_model
@@ -167,7 +169,6 @@ class LLMCritic:
     def __init__(
         self, model: str | ChatModel | None = None, instructions: str = CRITIC_INSTRUCTIONS
     ) -> None:
-        from thinkgraph.llm import as_chat_model
 
         self.model = as_chat_model(model) if model is not None else None
         self.instructions = instructions
@@ -212,7 +213,6 @@ class LLMCritic:
 
     def __call__(self, answer: str, state: Mapping[str, Any]) -> Verdict:
         """Check an answer outside a run (inside one, validate awaits `review`)."""
-        from thinkgraph._sync import run_sync
 
         if self.model is None:
             raise TypeError("llm_critic() without model= can only run inside an Agent")

@@ -68,6 +68,9 @@ from thinkgraph.server.guards import HostGate, SameOriginGate, server_hosts
 from thinkgraph.server.limits import BodyLimit, StreamCap
 from thinkgraph.server.page import PAGE, PAGE_CSP
 from thinkgraph.server.runs import MAX_RUNS, ServerRuns, TooManyRunsError
+from thinkgraph.views import run_summary_dict, to_json_dict
+from thinkgraph.viz import GraphvizNotFoundError
+from thinkgraph.worker import RunQueue
 
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
@@ -233,15 +236,12 @@ def build_app(
         ping_s: the time between keep-alive comments of an open event stream, so that
             proxies and browsers do not drop a quiet one; 0: none.
     """
-    from thinkgraph.views import to_json_dict
 
     if ping_s < 0:
         raise ValueError(f"ping_s must be 0 (no keep-alives) or more seconds, not {ping_s}")
     _ = agent.graph  # open the store and compile now, not in two request threads at once
     jobs = None
     if queue is not None:
-        from thinkgraph.worker import RunQueue
-
         jobs = RunQueue(agent, queue)
 
     def document(result: RunResult) -> dict[str, Any]:
@@ -253,7 +253,6 @@ def build_app(
         return HTMLResponse(PAGE, headers={"Content-Security-Policy": PAGE_CSP})
 
     async def list_runs(request: Request) -> Response:
-        from thinkgraph.views import run_summary_dict
 
         paged = "limit" in request.query_params or "offset" in request.query_params
         try:
@@ -307,7 +306,6 @@ def build_app(
         return JSONResponse(json.loads(json.dumps(doc, default=repr)))
 
     async def diagram(request: Request) -> Response:
-        from thinkgraph.viz import GraphvizNotFoundError
 
         thread = request.path_params["thread"]
         fmt = request.query_params.get("format", "svg")

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from thinkgraph.agent import Agent
 from thinkgraph.errors import ConfigError, ThreadNotFoundError
 from thinkgraph.graphs.address import arecorded_address, check_same_graph
 from thinkgraph.worker.queue import (
@@ -33,8 +34,6 @@ from thinkgraph.worker.queue import (
 
 if TYPE_CHECKING:
     import procrastinate
-
-    from thinkgraph.agent import Agent
 
 __all__ = ["DEFAULT_CONCURRENCY", "ThreadRunner", "run_worker"]
 
@@ -151,8 +150,6 @@ def run_worker(
             `concurrency` is below 1.
         StorageError: the database cannot be reached.
     """
-    from thinkgraph.agent import Agent
-
     if concurrency < 1:
         raise ConfigError(f"concurrency={concurrency}: a worker advances at least 1 run at once")
     chosen = agent if isinstance(agent, Agent) else agent()
