@@ -233,10 +233,12 @@ class _Record:
         self.results: dict[_CallKey, list[ToolResultStep]] = {}
         self.decisions: dict[_CallKey, list[HumanStep]] = {}
         self.called: list[str] = []
+        self.proposed: set[_CallKey] = set()
         for call_id, proposed in calls.items():
             call = proposed.call
             self.called.append(call.name)
             key = (proposed.think_step, call.name, _args_key(call.args, call.raw_args))
+            self.proposed.add(key)
             decision = decided.get(call_id)
             if decision is not None:
                 self.decisions.setdefault(key, []).append(decision)
@@ -297,11 +299,6 @@ class _Session:
     def __init__(self, source: RunResult, model: ReplayModel, live_allowed: bool) -> None:
         self.record = _Record(source.chain)
         self.path = _Path(source.chain)
-        self.source_calls = {
-            (s.think_step, s.call.name, _args_key(s.call.args, s.call.raw_args))
-            for s in source.chain
-            if isinstance(s, ToolCallStep)
-        }
         self.model = model
         self.live_allowed = live_allowed
         self.live = False
@@ -351,7 +348,7 @@ class _Session:
         if isinstance(step, ToolCallStep):
             call = step.call
             key = (step.think_step, call.name, _args_key(call.args, call.raw_args))
-            if key not in self.source_calls:
+            if key not in self.record.proposed:
                 self.miss(f"{call.name} called at think step {step.think_step}")
 
     def answer(self, pending: Sequence[Any]) -> Any:
