@@ -36,7 +36,7 @@ _CACHED_REQUESTS = 128
 """Requests whose messages are kept in memory to code the next call against."""
 
 _Keyed = list[tuple[str, Message]]
-"""A request's messages, each with its canonical JSON (the key two messages compare by)."""
+"""A request's messages, each with its hash (two messages with one hash are the same)."""
 
 _cache: OrderedDict[str, _Keyed] = OrderedDict()
 _lock = threading.Lock()
@@ -47,17 +47,14 @@ _VISIT: ContextVar[tuple[str, CallPosition] | None] = ContextVar(
 """The execution (LangGraph task) that asked last, and the position of its last call."""
 
 
-def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+def _hash(value: Any) -> str:
+    """A hash of a message (or the tool schemas): of its canonical JSON, 16 hex digits."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _digest(keys: Sequence[str], tools_key: str) -> str:
-    hashed = hashlib.sha256()
-    for key in keys:
-        hashed.update(key.encode("utf-8", "surrogatepass"))
-        hashed.update(b"\x00")
-    hashed.update(tools_key.encode("utf-8", "surrogatepass"))
-    return hashed.hexdigest()[:16]
+def _digest(hashes: Sequence[str], tools_hash: str) -> str:
+    return hashlib.sha256(f"{'.'.join(hashes)}|{tools_hash}".encode()).hexdigest()[:16]
 
 
 def _execution() -> str:
@@ -106,16 +103,19 @@ def coded_request(
 ) -> tuple[SentRequest, _Keyed]:
     """The record of a request, coded against the previous call of its node and purpose.
 
-    Returns the record and the messages keyed, for `remember` once the step exists.
+    A message the base sent too is found by comparing it with the base's next message (a
+    prompt mostly grows at its end), so only new messages are hashed: a call costs what it
+    adds, not the whole prompt again.
+
+    Returns the record and the messages with their hashes, for `remember` once the step
+    exists.
     """
-    keyed: _Keyed = [(_key(message), dict(message)) for message in messages]
-    tools_key = _key(tools) if tools else ""
-    digest = _digest([key for key, _ in keyed], tools_key)
-    tools_digest = hashlib.sha256(tools_key.encode()).hexdigest()[:16] if tools else ""
+    tools_digest = _hash(tools) if tools else ""
     _, base = _earlier(chain, position.node, purpose)
     base_keyed = None if base is None else _keyed_of(chain, base)
+    keyed, parts = _coded(base_keyed or [], messages)
     fields: dict[str, Any] = {
-        "digest": digest,
+        "digest": _digest([key for key, _ in keyed], tools_digest),
         "visit": position.visit,
         "call": position.call,
         "tools_digest": tools_digest,
@@ -126,7 +126,7 @@ def coded_request(
     else:
         assert base.request is not None
         fields["base"] = base.number
-        fields["messages"] = _ranges(base_keyed, keyed)
+        fields["messages"] = parts
         if tools_digest != base.request.tools_digest:
             fields["tools"] = tools or None
     return SentRequest(**fields), keyed
@@ -141,21 +141,36 @@ def remember(step: LLMCallStep, keyed: _Keyed) -> None:
             _cache.popitem(last=False)
 
 
-def _ranges(base: _Keyed, keyed: _Keyed) -> list[Message | list[int]]:
-    """`keyed` as ranges of `base`'s messages where it repeats them, and new messages."""
-    where: dict[str, int] = {}
-    for index, (key, _) in enumerate(base):
-        where.setdefault(key, index)
+def _coded(base: _Keyed, messages: Sequence[Message]) -> tuple[_Keyed, list[Message | list[int]]]:
+    """`messages` with their hashes, and as ranges of `base`'s messages where it repeats
+    them and new messages where it does not."""
+    keyed: _Keyed = []
     parts: list[Message | list[int]] = []
-    for key, message in keyed:
+    where: dict[str, int] | None = None
+    following = 0  # the base message that follows the last one repeated
+    for message in messages:
         last = parts[-1] if parts else None
-        if isinstance(last, list) and last[1] < len(base) and base[last[1]][0] == key:
-            last[1] += 1
-        elif key in where:
-            parts.append([where[key], where[key] + 1])
-        else:
+        if following < len(base) and base[following][1] == message:
+            keyed.append(base[following])
+            if isinstance(last, list) and last[1] == following:
+                last[1] += 1
+            else:
+                parts.append([following, following + 1])
+            following += 1
+            continue
+        key = _hash(message)
+        keyed.append((key, message))
+        if where is None:
+            where = {}
+            for index, (known, _) in enumerate(base):
+                where.setdefault(known, index)
+        found = where.get(key)
+        if found is None:
             parts.append(message)
-    return parts
+        else:
+            parts.append([found, found + 1])
+            following = found + 1
+    return keyed, parts
 
 
 def _at(chain: Sequence[BaseStep], number: int) -> LLMCallStep | None:
@@ -201,7 +216,7 @@ def _decoded(request: SentRequest, base: _Keyed | None) -> _Keyed | None:
     keyed: _Keyed = []
     for part in request.messages:
         if isinstance(part, Mapping):
-            keyed.append((_key(part), dict(part)))
+            keyed.append((_hash(part), dict(part)))
         elif base is None or part[1] > len(base):
             return None
         else:
