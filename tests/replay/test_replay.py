@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import thinkgraph.nodes.act as act_module
+from thinkgraph.nodes import _requests
 from tests.replay.graphs import Parenthesized, skip_calculator
 from tests.support.openai_server import OpenAIServer
 from thinkgraph import Agent, StepLimits
@@ -225,6 +226,10 @@ def test_a_request_is_recorded_delta_coded_and_rebuilt_exactly(store_url: str) -
         assert step.request is not None and step.request.base is not None
         assert sum(isinstance(part, dict) for part in step.request.messages) <= 2
     assert [s.request.visit for s in calls if s.request] == list(range(1, 13))
+    # A new process has none of them in memory: each is rebuilt from the chain alone.
+    _requests._cache.clear()
+    for step, messages in reversed(list(zip(calls, seen, strict=True))):
+        assert sent_messages(result.chain, step) == messages
 
 
 def test_an_edited_call_replays_with_the_edit_and_its_recorded_result(
