@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 import thinkgraph.nodes.act as act_module
-from thinkgraph.nodes import _requests
 from tests.replay.graphs import Parenthesized, skip_calculator
 from tests.support.openai_server import OpenAIServer
 from thinkgraph import Agent, StepLimits
@@ -25,6 +24,7 @@ from thinkgraph.errors import ConfigError, ReplayThreadError
 from thinkgraph.hitl import Approve
 from thinkgraph.llm import LiteLLMModel
 from thinkgraph.llm.base import ModelReply, ModelRequest
+from thinkgraph.nodes import _requests
 from thinkgraph.nodes.model import sent_messages
 from thinkgraph.policies import ReActText
 from thinkgraph.state import HumanStep, LLMCallStep, ToolCallStep, ToolResultStep
