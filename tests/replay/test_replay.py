@@ -268,3 +268,38 @@ def test_an_ask_human_answer_is_served_at_the_same_pause(store_url: str) -> None
 
     assert report.outcome == "same", report.to_text()
     assert (report.served_decisions, model.calls, report.replay.answer) == (1, 0, "4")
+
+
+def test_a_prompt_diff_masks_secrets_as_the_views_do(store_url: str) -> None:
+    from thinkgraph import ScriptedModel, tool
+    from thinkgraph.policies import ReActText
+
+    @tool(sensitive=["password"])
+    def login(user: str, password: str) -> str:
+        """Log in."""
+        return "logged in"
+
+    class Marked(ReActText):
+        """Shows the model its earlier replies with a mark: every later prompt changes."""
+
+        def to_messages(self, chain: Any, tools: Any, *, final: bool = False) -> Any:
+            messages = super().to_messages(chain, tools, final=final)
+            return [
+                {**m, "content": m["content"] + " (seen)"} if m["role"] == "assistant" else m
+                for m in messages
+            ]
+
+    replies = [
+        'Thought: log in\nAction: login\nAction Input: {"user": "ann", "password": "hunter2-x"}',
+        "Thought: done\nFinal Answer: in",
+    ]
+    thread = f"login-{uuid.uuid4().hex[:8]}"
+    with Agent(ScriptedModel(replies), [login], store=store_url) as agent:
+        agent.run("log in as ann", thread)
+    with Agent(ScriptedModel([]), [login], policy=Marked(), store=store_url) as agent:
+        report = agent.replay(thread)
+
+    assert report.outcome == "request changed" and report.headline() == "request changed at think#2"
+    shown = report.requests[0].diff + json.dumps(report.to_dict()) + report.to_text()
+    assert '"password": "***"' in report.requests[0].diff
+    assert "hunter2-x" not in shown

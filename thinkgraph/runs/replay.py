@@ -49,8 +49,10 @@ from thinkgraph.state import (
     new_id,
     running_node,
 )
-from thinkgraph.tools.base import ToolContext
+from thinkgraph.tools.base import Tool, ToolContext
 from thinkgraph.views.diff import RunDiff, diff_runs, node_visits
+from thinkgraph.views.redact import Redactor
+from thinkgraph.views.visibility import tool_map
 
 __all__ = ["REPLAY_PREFIX", "ReplayOutcome", "ReplayReport", "RequestChange", "areplay"]
 
@@ -407,9 +409,17 @@ def _as_text(messages: Sequence[Message]) -> list[str]:
 
 
 def request_changes(
-    source: Sequence[BaseStep], replay: Sequence[BaseStep], names: tuple[str, str]
+    source: Sequence[BaseStep],
+    replay: Sequence[BaseStep],
+    names: tuple[str, str],
+    tools: Sequence[Tool] = (),
 ) -> tuple[RequestChange, ...]:
-    """The model calls made at the same position that were sent something else."""
+    """The model calls made at the same position that were sent something else.
+
+    The prompts' diffs are masked as the views mask a run (`Redactor`): a prompt repeats
+    the model's calls, secret arguments included.
+    """
+    redactor = Redactor([*source, *replay], tool_map(tools), mask_unknown=True)
     recorded = {
         position_of(s): s for s in source if isinstance(s, LLMCallStep) and s.request is not None
     }
@@ -435,8 +445,10 @@ def request_changes(
                     lineterm="",
                 )
             )
-        tools = before.request.tools_digest != step.request.tools_digest
-        found.append(RequestChange(str(where), before.number, step.number, text, tools))
+        changed = before.request.tools_digest != step.request.tools_digest
+        found.append(
+            RequestChange(str(where), before.number, step.number, redactor.text(text), changed)
+        )
     return tuple(found)
 
 
@@ -524,13 +536,12 @@ async def areplay(
     elif model.refused:
         why = f"after {max_calls} real model calls (max_calls)"
     names = (source.thread_id, replay.thread_id)
+    tools = list(driver.deps.tools)
     return ReplayReport(
         source=source,
         replay=replay,
-        diff=diff_runs(
-            source.chain, replay.chain, a=source, b=replay, tools=list(driver.deps.tools)
-        ),
-        requests=request_changes(source.chain, replay.chain, names),
+        diff=diff_runs(source.chain, replay.chain, a=source, b=replay, tools=tools),
+        requests=request_changes(source.chain, replay.chain, names, tools),
         served_replies=model.served,
         served_results=session.served_results,
         served_decisions=session.served_decisions,
