@@ -1,7 +1,9 @@
 """Asking the model from a node: the one way every node does it, yours included.
 
 `ask_model` makes one model call the way a run records it: the call is an ``llm_call``
-step named after the node that made it, it counts in the run's counters (model calls,
+step named after the node that made it, with what the model was sent (`SentRequest`: its
+position in the graph, a digest, the messages coded against the node's previous call; see
+`thinkgraph.nodes._requests`), it counts in the run's counters (model calls,
 tokens, cost: the budgets the guards read), a `ScriptedModel` gets the turn it replies
 by, and a failure of the provider becomes steps (the failed ``llm_call`` and an ``error``
 step of kind "model"), never an exception. think, finalize's forced answer and the LLM
