@@ -17,6 +17,7 @@ from typing import Any
 from thinkgraph.llm.base import Message
 from thinkgraph.llm.scripted import ScriptedModel
 from thinkgraph.tools.base import Tool
+from thinkgraph.tools.builtin import calculator, sql_query
 
 __all__ = ["DEMO_DB", "DEMO_TASK", "create_sales_db", "demo_tools", "scripted_analyst"]
 
@@ -119,8 +120,6 @@ def demo_tools(db: Path = DEMO_DB) -> list[Tool]:
     The database is made first when it is not there. ``--tools thinkgraph.demo:tools``
     gives them to any command (e.g. `thinkgraph replay` of a demo run).
     """
-    from thinkgraph.tools.builtin import calculator, sql_query
-
     if not db.exists():
         create_sales_db(db)
     return [calculator, sql_query(db)]
