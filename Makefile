@@ -20,6 +20,7 @@ test: $(STAMP) lint typecheck postgres system-deps unit
 lint: $(STAMP)
 	$(VENV)/bin/ruff check thinkgraph tests bench $(wildcard examples)
 	$(VENV)/bin/ruff format --check thinkgraph tests bench $(wildcard examples)
+	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

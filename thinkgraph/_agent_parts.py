@@ -16,6 +16,7 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from thinkgraph.errors import ConfigError
+from thinkgraph.graphs.checks import check_graph
 from thinkgraph.graphs.react import build_react_graph
 from thinkgraph.llm import as_chat_model
 from thinkgraph.llm.base import ChatModel
@@ -29,7 +30,6 @@ from thinkgraph.state import AgentState
 from thinkgraph.storage import open_checkpointer
 from thinkgraph.tools import Tool, ToolRegistry, from_langchain, tool
 from thinkgraph.types import Breakpoints, StepLimits
-from thinkgraph.viz.checks import check_graph
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
