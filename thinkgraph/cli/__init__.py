@@ -1,6 +1,17 @@
 """The `thinkgraph` command line."""
 
-from thinkgraph.cli import demo, diff, hitl, inspect, prune, run, serve, travel, worker  # noqa: F401  - importing registers the commands
+from thinkgraph.cli import (  # noqa: F401  - importing registers the commands
+    demo,
+    diff,
+    hitl,
+    inspect,
+    prune,
+    replay,
+    run,
+    serve,
+    travel,
+    worker,
+)
 from thinkgraph.cli._app import app
 
 __all__ = ["app", "main"]
