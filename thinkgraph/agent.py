@@ -71,8 +71,6 @@ class Agent:
     go into every graph call of this agent, so LangChain handlers see the run, its nodes,
     and each model and tool call; OpenTelemetry spans go to the configured provider.
 
-    ``retention=Retention(keep_last=20)`` prunes each run that ends done or failed.
-
     Runs are driven by `thinkgraph.runs.Driver` (its methods document each error); every
     method taking a thread id raises `ThreadIdError` for one that cannot name a run.
     """
@@ -111,11 +109,10 @@ class Agent:
         self.breakpoints = as_breakpoints(
             breakpoints, self._builder.nodes if self._builder else REACT_NODES
         )
-        self._store = store
+        self._store, self._retention = store, retention  # retention: prune runs as they end
         self._driver: Driver | None = None
         # LangChain tracing for every graph call of this agent (run, resume, fork, events).
         self._traced = traced_config(callbacks, tags, metadata, run_name)
-        self._retention = retention  # what of a finished run is pruned when it ends
 
     # -- set-up ---------------------------------------------------------------------------
 
