@@ -105,12 +105,13 @@ def _status(agent: Agent) -> Any:
 @pytest.fixture
 def ids(store_url: str, thread_id: str) -> Iterator[list[str]]:
     """Three thread ids of this test's own; on PostgreSQL (shared), every row of them and
-    of their forks is removed afterwards."""
+    of their forks and replays is removed afterwards."""
     yield [f"{thread_id}-{n}" for n in range(3)]
     if sqlite_path(store_url) is None:
         with psycopg.connect(store_url, autocommit=True) as conn:
             for table in PG_TABLES:
-                conn.execute(f"DELETE FROM {table} WHERE thread_id LIKE %s", (f"{thread_id}-%",))
+                for like in (f"{thread_id}-%", f"replay-{thread_id}-%"):
+                    conn.execute(f"DELETE FROM {table} WHERE thread_id LIKE %s", (like,))
 
 
 def _finished(url: str, threads: list[str], n: int = 4) -> dict[str, list[BaseStep]]:
@@ -448,3 +449,22 @@ def test_an_agent_with_retention_trims_each_run_it_finishes(store_url: str, ids:
         assert done.status == "done" and len(a.history(ids[1])) == 2
         assert _steps(a.result(ids[1]).chain) == _steps(done.chain)
     assert SENT == ["ann"]
+
+
+def test_a_trimmed_run_still_replays_same(store_url: str, ids: list[str]) -> None:
+    thread = ids[0]
+    with _agent(store_url, _gated()) as agent:
+        paused = agent.run("mail ann", thread_id=thread)
+        agent.resume(thread, decisions={paused.pending[0].call_id: Approve()})
+    with _agent(store_url, _gated()) as agent:
+        trimmed = prune(
+            agent.graph.checkpointer,  # type: ignore[arg-type]
+            status=_status(agent),
+            keep_last=2,
+            threads=[thread],
+        )
+        assert trimmed.checkpoints > 0 and len(agent.history(thread)) == 2
+        SENT.clear()
+        report = agent.replay(thread)
+    assert report.outcome == "same", report.to_text()
+    assert SENT == []  # the recorded result is served: the tool does not run again
