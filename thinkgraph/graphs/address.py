@@ -48,8 +48,10 @@ __all__ = [
     "UNNAMED",
     "Builder",
     "GraphAddressError",
+    "address_in",
     "address_of",
     "arecorded_address",
+    "check_continues_on_its_graph",
     "check_same_graph",
     "graph_metadata",
     "graph_source",
@@ -317,9 +319,31 @@ def _latest(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
 
 
-def _recorded(metadata: Any) -> str | None:
+def address_in(metadata: Any) -> str | None:
+    """The graph address a run's (or a checkpoint's) metadata names; None for ours."""
     value = metadata.get(GRAPH_KEY) if isinstance(metadata, dict) else None
     return value if isinstance(value, str) and value else None
+
+
+_recorded = address_in
+
+
+def check_continues_on_its_graph(thread_id: str, recorded: str | None, mine: str | None) -> None:
+    """`check_same_graph` for every driver of a run (library, server, worker, CLI).
+
+    One case is let through: the run's graph no longer imports from its recorded address
+    and the agent names an address of its own — its builder has moved, and the caller
+    (e.g. ``--graph`` on the command line) says where to.
+
+    Raises:
+        GraphAddressError: the agent is on another graph than the run's.
+    """
+    if recorded and mine and recorded != mine:
+        try:
+            load_builder(recorded)
+        except GraphAddressError:
+            return
+    check_same_graph(thread_id, recorded, mine)
 
 
 def recorded_address(saver: object, thread_id: str) -> str | None:

@@ -30,6 +30,7 @@ from thinkgraph.errors import (
     ThreadExistsError,
     ThreadNotFoundError,
 )
+from thinkgraph.graphs.address import address_in, check_continues_on_its_graph
 from thinkgraph.hitl import Pending, check_approvals
 from thinkgraph.nodes.ask_human import parse_human_answer
 from thinkgraph.nodes.deps import Deps
@@ -95,6 +96,8 @@ class Driver:
         self._describe = describe
         self.retention = retention
         """What of its finished runs is pruned when each ends (`storage.prune.Retention`)."""
+        self.graph_address = address_in(self._traced.get("metadata"))
+        """Where this driver's graph comes from (None: ours); a run on another is refused."""
 
     def config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
         """The config of every graph call on `thread_id`: its id, tracing, recursion limit.
@@ -232,6 +235,7 @@ class Driver:
                 f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}; list them with "
                 f"history({thread_id!r}) or `thinkgraph history {thread_id}`"
             )
+        check_continues_on_its_graph(thread_id, address_in(snapshot.metadata), self.graph_address)
         values = dict(snapshot.values)
         if not isinstance(values.get("limits"), StepLimits):
             # The run's first checkpoint holds only its input, not yet applied: start
@@ -389,6 +393,8 @@ class Driver:
         `decisions` are checked first, before any of the run is loaded.
         """
         snapshot = await self.reader.latest(thread_id)
+        # On another graph the run's own nodes would be skipped and its state misread.
+        check_continues_on_its_graph(thread_id, address_in(snapshot.metadata), self.graph_address)
         source = snapshot.values.get("replay_of")
         if source is not None and not replaying:
             raise ReplayThreadError(

@@ -352,7 +352,9 @@ def without_chain(found: CheckpointTuple) -> StateSnapshot:
     values = dict(found.checkpoint.get("channel_values", {}))
     values.pop("chain", None)
     created = found.checkpoint.get("ts")
-    return StateSnapshot(values, (), found.config, None, created, None, (), tuple(interrupts))
+    return StateSnapshot(
+        values, (), found.config, found.metadata, created, None, (), tuple(interrupts)
+    )
 
 
 def _revived(written: Any) -> list[BaseStep]:
