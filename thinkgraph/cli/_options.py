@@ -30,6 +30,7 @@ __all__ = [
     "McpOpt",
     "ModelOpt",
     "NoInputOpt",
+    "OutputOpt",
     "QueueOpt",
     "QuietOpt",
     "ReadToolsOpt",
@@ -106,6 +107,7 @@ ReadToolsOpt = Annotated[
         "(their visibility and sensitive fields); without them every argument is masked.",
     ),
 ]
+OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")]
 McpOpt = Annotated[
     list[str] | None,
     typer.Option(
