@@ -18,6 +18,7 @@ import typer
 
 __all__ = [
     "STORE_NAMED",
+    "AgentOptions",
     "AgentScriptOpt",
     "AgentSpecOpt",
     "AgentToolsOpt",
@@ -162,6 +163,21 @@ AgentScriptOpt = Annotated[
     Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")
 ]
 MaxStepsOpt = Annotated[int, typer.Option(min=1, help="Without --agent: think steps.")]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    """The options that name the agent a long-running command serves (`serve`, `worker`):
+    `--agent`, or the tools, model, limits and graph to build one from."""
+
+    agent_spec: AgentSpecOpt = None
+    tools: AgentToolsOpt = None
+    mcp: McpOpt = None
+    model: ModelOpt = None
+    api_base: ApiBaseOpt = None
+    script: AgentScriptOpt = None
+    max_steps: MaxStepsOpt = 12
+    graph: GraphOpt = None
 
 
 @dataclass(frozen=True, slots=True)
