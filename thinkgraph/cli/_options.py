@@ -90,22 +90,25 @@ EnqueueOpt = Annotated[
         "instead of running it here.",
     ),
 ]
+
+
+def _tools_option(help: str) -> Any:
+    """`--tools MODULE:ATTR`, repeatable; what the tools are for differs per command."""
+    return typer.Option("--tools", metavar="MODULE:ATTR", help=help)
+
+
 ToolsOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--tools",
-        metavar="MODULE:ATTR",
-        help="The run's tools: a Tool, a typed function or a list of them, as module:attr "
-        "(or 'calculator'); repeatable.",
+    _tools_option(
+        "The run's tools: a Tool, a typed function or a list of them, as module:attr "
+        "(or 'calculator'); repeatable."
     ),
 ]
 ReadToolsOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--tools",
-        metavar="MODULE:ATTR",
-        help="The run's tools (module:attr), to show the arguments that are not secret "
-        "(their visibility and sensitive fields); without them every argument is masked.",
+    _tools_option(
+        "The run's tools (module:attr), to show the arguments that are not secret "
+        "(their visibility and sensitive fields); without them every argument is masked."
     ),
 ]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")]
@@ -155,10 +158,7 @@ AgentSpecOpt = Annotated[
     str | None,
     typer.Option("--agent", help="An Agent (or a function making one) as module:attr; its store."),
 ]
-AgentToolsOpt = Annotated[
-    list[str] | None,
-    typer.Option("--tools", metavar="MODULE:ATTR", help="Without --agent: the tools."),
-]
+AgentToolsOpt = Annotated[list[str] | None, _tools_option("Without --agent: the tools.")]
 AgentScriptOpt = Annotated[
     Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")
 ]
