@@ -35,6 +35,7 @@ __all__ = [
     "QueueOpt",
     "QuietOpt",
     "ReadToolsOpt",
+    "RunOptions",
     "ScriptOpt",
     "StoreOpt",
     "ToolsOpt",
@@ -181,10 +182,10 @@ class AgentOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class ContinueOptions:
-    """The options of every command that continues a paused run (`resume`, `approve`,
-    `reject`, `respond`, `decide`): the run's store, graph, tools and model, how the rest
-    of the run is shown, and whether a worker runs it instead."""
+class RunOptions:
+    """The options of a command that takes a stored run on (`fork`, and those of
+    `ContinueOptions`): the run's store, graph, tools and model, and how the rest of the
+    run is shown."""
 
     store: StoreOpt = ""
     tools: ToolsOpt = None
@@ -196,6 +197,13 @@ class ContinueOptions:
     no_input: NoInputOpt = False
     as_json: JsonOpt = False
     quiet: QuietOpt = False
+
+
+@dataclass(frozen=True, slots=True)
+class ContinueOptions(RunOptions):
+    """The options of every command that continues a paused run (`resume`, `approve`,
+    `reject`, `respond`, `decide`): `RunOptions`, and whether a worker runs it instead."""
+
     enqueue: EnqueueOpt = False
     queue: QueueOpt = "thinkgraph"
 
