@@ -38,6 +38,7 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+	$(PY) -m bench.replay_run
 
 clean:
 	rm -rf $(VENV) .thinkgraph .mypy_cache .ruff_cache .pytest_cache

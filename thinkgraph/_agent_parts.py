@@ -3,6 +3,7 @@ its tracing config."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,6 +24,7 @@ from thinkgraph.nodes.deps import Deps, Validator
 from thinkgraph.policies import ReActText
 from thinkgraph.policies.base import Policy
 from thinkgraph.policies.context import ContextPolicy
+from thinkgraph.runs import replay as replaying
 from thinkgraph.runs.driver import Driver
 from thinkgraph.state import AgentState
 from thinkgraph.storage import open_checkpointer
@@ -32,15 +34,19 @@ from thinkgraph.types import Breakpoints, StepLimits
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
+    from thinkgraph.agent import Agent
+
 __all__ = [
     "REACT_NODES",
     "GraphBuilder",
     "agent_deps",
+    "areplay",
     "as_breakpoints",
     "as_tool",
     "built_graph",
     "description_of",
     "open_driver",
+    "replay_drivers",
     "traced_config",
 ]
 
@@ -169,3 +175,35 @@ def open_driver(
     return Driver(
         graph, deps, limits=limits, breakpoints=breakpoints, traced=traced, describe=describe
     )
+
+
+def replay_drivers(
+    build: GraphBuilder | None,
+    driver: Driver,
+    limits: StepLimits,
+    breakpoints: Breakpoints,
+    traced: RunnableConfig,
+) -> Callable[[ChatModel], Driver]:
+    """What makes a replay's driver (`thinkgraph.runs.replay`): the agent's graph, built
+    again with its parts but the replay's model, on the agent's store (`driver`'s saver)."""
+
+    def make(model: ChatModel) -> Driver:
+        deps = dataclasses.replace(driver.deps, model=model)
+        builder = build and built_graph(build, deps, limits)
+        return open_driver(builder, deps, driver.saver, limits, breakpoints, traced)
+
+    return make
+
+
+async def areplay(agent: Agent, thread_id: str, /, **options: Any) -> replaying.ReplayReport:
+    """Replay a stored run on this agent's graph, policy and tools, from its record.
+
+    Into a new thread (``replay-<thread_id>``), compared with its source, calling no model
+    and running no tool; this agent's model only past a divergence, when asked. Options
+    (`new_thread_id`, `strict`, `live_from_divergence`, `max_calls`) and errors:
+    `thinkgraph.runs.replay.areplay`.
+    """
+    parts = (agent.limits, agent.breakpoints, agent._traced)
+    make = replay_drivers(agent._build, agent.driver, *parts)
+    model = agent.deps.model
+    return await replaying.areplay(agent.driver, make, thread_id, live_model=model, **options)

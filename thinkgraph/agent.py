@@ -24,6 +24,7 @@ from thinkgraph._agent_parts import (
     open_driver,
     traced_config,
 )
+from thinkgraph._agent_parts import areplay as replay_of_agent
 from thinkgraph._sync import sync_iterator, sync_method
 from thinkgraph.graphs.address import graph_metadata, graph_source
 from thinkgraph.llm.base import ChatModel
@@ -99,6 +100,7 @@ class Agent:
         settings = (max_observation_chars, context, confidence_threshold)
         self.deps = agent_deps(model, tools, policy, validators, approve, *settings)
         build_graph, self.graph_address = graph_source(build_graph, graph)
+        self._build = build_graph
         metadata = graph_metadata(metadata, self.graph_address)
         # A user's graph is built and checked now, so a broken one fails where it is given
         # (ours is checked by build_react_graph, on first use).
@@ -234,7 +236,9 @@ class Agent:
         )
         return await outcome(events)
 
+    areplay = replay_of_agent  # `Agent.replay` (its options: `thinkgraph.runs.replay.areplay`)
     run = sync_method(arun)
+    replay = sync_method(areplay)
     events = sync_iterator(aevents)
     stream = sync_iterator(astream)
     resume = sync_method(aresume)

@@ -12,11 +12,17 @@ import json
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from thinkgraph.llm.base import Message
 from thinkgraph.llm.scripted import ScriptedModel
+from thinkgraph.tools.base import Tool
+from thinkgraph.tools.builtin import calculator, sql_query
 
-__all__ = ["DEMO_TASK", "create_sales_db", "scripted_analyst"]
+__all__ = ["DEMO_DB", "DEMO_TASK", "create_sales_db", "demo_tools", "scripted_analyst"]
+
+DEMO_DB = Path(".thinkgraph") / "demo" / "sales.db"
+"""Where the demo keeps its sales database, under the working directory."""
 
 DEMO_TASK = (
     "Using the sales database, find which quarter of 2025 had the highest total revenue, "
@@ -106,3 +112,21 @@ def _analyst(messages: list[Message]) -> str:
 def scripted_analyst() -> ScriptedModel:
     """A scripted model that plays the analyst by reading the observations it is shown."""
     return ScriptedModel(_analyst, name="scripted-analyst")
+
+
+def demo_tools(db: Path = DEMO_DB) -> list[Tool]:
+    """The demo's tools: the calculator and read-only SQL on the sales database.
+
+    The database is made first when it is not there. ``--tools thinkgraph.demo:tools``
+    gives them to any command (e.g. `thinkgraph replay` of a demo run).
+    """
+    if not db.exists():
+        create_sales_db(db)
+    return [calculator, sql_query(db)]
+
+
+def __getattr__(name: str) -> Any:
+    # `tools` is made when asked for (it needs the database), not when the module loads.
+    if name == "tools":
+        return demo_tools()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,6 +26,7 @@ __all__ = [
     "GraphConfigError",
     "ModelConfigError",
     "NotPausedError",
+    "ReplayThreadError",
     "ResumeValueError",
     "RunError",
     "StorageError",
@@ -99,4 +100,11 @@ class ThreadIdError(RunError, ValueError):
 
     Raised where the id enters (`thinkgraph.types.check_thread_id`), before anything is
     read or written.
+    """
+
+
+class ReplayThreadError(RunError):
+    """The thread holds a replay (`Agent.replay`), which is compared, never continued.
+
+    Raised before anything is changed: replay the source run again instead.
     """

@@ -37,6 +37,7 @@ __all__ = [
     "PackedSteps",
     "ResetStep",
     "RunInfo",
+    "SentRequest",
     "Step",
     "TaskStep",
     "ThoughtStep",
@@ -149,6 +150,39 @@ class TaskStep(BaseStep):
     graph: dict[str, Any] | None = None
     """The graph the run ran, when it is not the prebuilt one: its diagram model as
     networkx node-link data, so `draw` and `show` draw that graph, not the default."""
+    replay_of: str | None = None
+    """For a replay (`thinkgraph.runs.replay`): the thread of the run it replays."""
+
+
+class SentRequest(BaseModel):
+    """What one model call was sent, recorded compactly on its `LLMCallStep`.
+
+    A request is coded against the previous call of the same node (`base`): the messages
+    it shares with that call are ranges of the base's messages, and only the new ones are
+    stored whole, so a run's record grows with what each call adds, not with the prompt.
+    `digest` identifies the whole request (messages and tools): two calls sent the same
+    thing have the same digest. Read the messages back with
+    `thinkgraph.nodes.model.sent_messages`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    digest: str
+    """A hash of the whole request (messages and tool schemas), 16 hex digits."""
+    visit: int = 1
+    """Which visit of its node made the call, from 1: `think#3` is think's third visit."""
+    call: int = 1
+    """Which call of that visit it was, from 1."""
+    base: int | None = None
+    """The chain number of the earlier `llm_call` step this one is coded against; None:
+    `messages` holds every message."""
+    messages: list[dict[str, Any] | list[int]] = Field(default_factory=list)
+    """The messages in order: a message sent for the first time, or ``[start, stop]``:
+    the base's messages ``start`` to ``stop - 1``, sent again unchanged."""
+    tools: list[dict[str, Any]] | None = None
+    """The tool schemas sent, when they differ from the base's (None: the same, or none)."""
+    tools_digest: str = ""
+    """A hash of the tool schemas; "" when none were sent."""
 
 
 class LLMCallStep(BaseStep):
@@ -175,6 +209,9 @@ class LLMCallStep(BaseStep):
     """Set when the call failed; then `text` is empty."""
     covers_through: int | None = None
     """For a summarize call: the number of the last chain step its summary stands in for."""
+    request: SentRequest | None = None
+    """What the model was sent, delta-coded (see `SentRequest`); None for a call made
+    outside `thinkgraph.nodes.ask_model` or recorded before requests were."""
 
 
 class ThoughtStep(BaseStep):
@@ -453,14 +490,20 @@ def start_state(
     limits: StepLimits,
     breakpoints: Breakpoints | None = None,
     graph: dict[str, Any] | None = None,
+    replay_of: str | None = None,
 ) -> dict[str, Any]:
     """The channels a run starts with: the task step, its limits, zeroed counters.
 
     `Agent` gives a run this as the graph's input; the server graph's start node makes it
-    from ``{"task": ...}``. `graph` is a custom graph's description (see `TaskStep`).
+    from ``{"task": ...}``. `graph` is a custom graph's description (see `TaskStep`);
+    `replay_of` the run a replay replays (then also in the ``replay_of`` channel).
     """
-    chain: list[BaseStep] = [TaskStep(node="start", text=task, graph=graph, number=0)]
+    chain: list[BaseStep] = [
+        TaskStep(node="start", text=task, graph=graph, replay_of=replay_of, number=0)
+    ]
+    replayed = {} if replay_of is None else {"replay_of": replay_of}
     return {
+        **replayed,
         "chain": chain,
         "limits": limits,
         "breakpoints": breakpoints or Breakpoints(),
@@ -551,3 +594,5 @@ class AgentState(TypedDict, total=False):
     """Ids of the pending calls act should run (after approval; rejected calls are not)."""
     breakpoints: Breakpoints
     """Where this run pauses for debugging."""
+    replay_of: str
+    """For a replay: the thread it replays (absent otherwise). A replay is not resumed."""

@@ -1,6 +1,16 @@
 """The `thinkgraph` command line."""
 
-from thinkgraph.cli import demo, diff, hitl, inspect, run, serve, travel, worker  # noqa: F401  - importing registers the commands
+from thinkgraph.cli import (  # noqa: F401  - importing registers the commands
+    demo,
+    diff,
+    hitl,
+    inspect,
+    replay,
+    run,
+    serve,
+    travel,
+    worker,
+)
 from thinkgraph.cli._app import app
 
 __all__ = ["app", "main"]

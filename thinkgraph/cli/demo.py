@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -23,10 +22,9 @@ def demo(
 ) -> None:
     """Run the demo: an analyst agent answers a question about a sample sales database."""
     from thinkgraph.agent import Agent
-    from thinkgraph.demo import DEMO_TASK, create_sales_db, scripted_analyst
-    from thinkgraph.tools.builtin import calculator, sql_query
+    from thinkgraph.demo import DEMO_DB, DEMO_TASK, create_sales_db, demo_tools, scripted_analyst
 
-    db = create_sales_db(Path(".thinkgraph") / "demo" / "sales.db")
+    db = create_sales_db(DEMO_DB)
     if model:
         chosen: Any = make_model(model, api_base, None)
         typer.echo(f"model: {model} (through litellm)")
@@ -42,7 +40,7 @@ def demo(
 
     def go() -> None:
         limits = StepLimits(min_steps=1, max_steps=8)
-        tools = [calculator, sql_query(db)]
+        tools = demo_tools(db)
         with Agent(chosen, tools, limits=limits, store=store_url) as agent:
             thread_id = f"demo-{uuid.uuid4().hex[:8]}"
             print_steps(agent.stream(DEMO_TASK, thread_id), tools)

@@ -9,6 +9,7 @@ from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest
 from thinkgraph.llm.errors import ModelCallError
 from thinkgraph.llm.langchain import LangChainModel
 from thinkgraph.llm.litellm import LiteLLMModel, as_chat_model
+from thinkgraph.llm.replay import ReplayModel
 from thinkgraph.llm.scripted import ScriptedModel, ScriptExhaustedError
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "ModelCallError",
     "ModelReply",
     "ModelRequest",
+    "ReplayModel",
     "ScriptExhaustedError",
     "ScriptedModel",
     "as_chat_model",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 from thinkgraph.state import LLMCallStep, ToolCall, running_node
 
 __all__ = [
     "AsyncChatModel",
+    "CallPosition",
     "ChatModel",
     "Message",
     "ModelReply",
@@ -24,6 +25,20 @@ Message: TypeAlias = dict[str, Any]
 Purpose: TypeAlias = Literal["think", "finalize", "summarize", "critic", "tool"]
 
 
+class CallPosition(NamedTuple):
+    """Where in a graph a model call is made: a replay serves the recorded reply by it."""
+
+    node: str
+    """The node that asks."""
+    visit: int
+    """Which visit of that node, from 1."""
+    call: int
+    """Which call of that visit, from 1."""
+
+    def __str__(self) -> str:
+        return f"{self.node}#{self.visit}" + (f" call {self.call}" if self.call > 1 else "")
+
+
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     """One call to a model."""
@@ -36,6 +51,9 @@ class ModelRequest:
     """How many model calls the run made before this one. Replay models pick their reply by
     it, so a scripted run resumed in a new process goes on where it stopped."""
     purpose: Purpose = "think"
+    position: CallPosition | None = None
+    """Where in the graph the call is made, set by `thinkgraph.nodes.ask_model`; a
+    `ReplayModel` serves the recorded reply by it. None for a call made elsewhere."""
 
 
 @dataclass(frozen=True, slots=True)

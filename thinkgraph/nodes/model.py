@@ -1,7 +1,9 @@
 """Asking the model from a node: the one way every node does it, yours included.
 
 `ask_model` makes one model call the way a run records it: the call is an ``llm_call``
-step named after the node that made it, it counts in the run's counters (model calls,
+step named after the node that made it, with what the model was sent (`SentRequest`: its
+position in the graph, a digest, the messages coded against the node's previous call; see
+`thinkgraph.nodes._requests`), it counts in the run's counters (model calls,
 tokens, cost: the budgets the guards read), a `ScriptedModel` gets the turn it replies
 by, and a failure of the provider becomes steps (the failed ``llm_call`` and an ``error``
 step of kind "model"), never an exception. think, finalize's forced answer and the LLM
@@ -31,12 +33,27 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from thinkgraph._sync import run_sync
-from thinkgraph.llm.base import ChatModel, Message, ModelReply, ModelRequest, Purpose
+from thinkgraph.llm.base import (
+    CallPosition,
+    ChatModel,
+    Message,
+    ModelReply,
+    ModelRequest,
+    Purpose,
+)
 from thinkgraph.llm.call import call_model, count_usage
+from thinkgraph.nodes._requests import call_position, coded_request, remember, sent_messages
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import BaseStep, Counters, ErrorStep, LLMCallStep, running_node
 
-__all__ = ["ModelAnswer", "ask_model", "ask_model_sync", "count_usage", "is_fatal_model_error"]
+__all__ = [
+    "ModelAnswer",
+    "ask_model",
+    "ask_model_sync",
+    "count_usage",
+    "is_fatal_model_error",
+    "sent_messages",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +98,7 @@ async def ask_model(
     model: ChatModel | None = None,
     counters: Counters | None = None,
     count_time: bool = True,
+    position: CallPosition | None = None,
     **fields: Any,
 ) -> ModelAnswer:
     """Ask the model once from a node; record the call, count it, keep a failure as steps.
@@ -100,6 +118,8 @@ async def ask_model(
         counters: the counters to count on, when the node already counted other calls.
         count_time: add the call's time to ``elapsed_s``; off for a node that counts its
             whole time itself.
+        position: where in the graph the call is made (node, visit, call); worked out
+            from the chain and the running node when left out.
         fields: other `LLMCallStep` fields to record on a successful call.
 
     Returns:
@@ -109,23 +129,30 @@ async def ask_model(
     if asked is None:
         raise TypeError("ask_model needs the agent's parts (deps) or a model=")
     counted = counters if counters is not None else (state.get("counters") or Counters())
+    chain = state.get("chain") or ()
+    node = str(fields.get("node") or running_node() or purpose)
+    position = position or call_position(chain, node, purpose)
+    # What the model is sent is recorded with the call, coded against the node's previous
+    # call (see `thinkgraph.nodes._requests`): a replay tells a changed prompt by it.
+    sent, keyed = coded_request(chain, position, purpose, messages, tools)
     request = ModelRequest(
         messages=list(messages),
         tools=tools,
         # A ScriptedModel replies by the number of calls the run made before this one.
         turn=counted.model_calls,
         purpose=cast(Purpose, purpose),
+        position=position,
     )
     called = await call_model(asked, request, **fields)
+    step = called.step.model_copy(update={"request": sent})
+    remember(step, keyed)
     counted = count_usage(counted, called.reply, called.elapsed_s if count_time else 0.0)
-    steps: tuple[BaseStep, ...] = (called.step,)
+    steps: tuple[BaseStep, ...] = (step,)
     if called.reply is None:
         fatal = called.error is not None and is_fatal_model_error(called.error)
-        failed = ErrorStep(
-            node=called.step.node, kind="model", message=called.step.error or "", fatal=fatal
-        )
+        failed = ErrorStep(node=step.node, kind="model", message=step.error or "", fatal=fatal)
         steps += (failed,)
-    return ModelAnswer(called.step, steps, counted, called.reply, called.error)
+    return ModelAnswer(step, steps, counted, called.reply, called.error)
 
 
 def ask_model_sync(
@@ -139,8 +166,13 @@ def ask_model_sync(
     Takes the same arguments and returns the same `ModelAnswer`; the call runs on
     thinkgraph's event loop while the node's thread waits for it.
     """
-    # The call runs on another thread: name the node here, where it is known.
+    # The call runs on another thread: name the node and place the call here, where the
+    # running node and its visit are known.
     options.setdefault("node", running_node())
+    options.setdefault(
+        "position",
+        call_position(state.get("chain") or (), options["node"], options.get("purpose", "ask")),
+    )
     return run_sync(lambda: ask_model(state, deps, messages, **options))
 
 

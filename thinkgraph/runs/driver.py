@@ -25,6 +25,7 @@ from thinkgraph import tracing
 from thinkgraph.errors import (
     ConfigError,
     NotPausedError,
+    ReplayThreadError,
     ResumeValueError,
     ThreadExistsError,
     ThreadNotFoundError,
@@ -103,15 +104,15 @@ class Driver:
         limit = 6 * (limits or self.limits).max_steps + 25
         return {**self._traced, "configurable": {"thread_id": thread_id}, "recursion_limit": limit}
 
-    def start_state(self, task: str) -> dict[str, Any]:
-        """The channels a new run of `task` starts with."""
+    def start_state(self, task: str, replay_of: str | None = None) -> dict[str, Any]:
+        """The channels a new run of `task` starts with (a replay's: of `replay_of`)."""
         graph = None if self._describe is None else self._describe()
-        return start_state(task, self.limits, self.breakpoints, graph)
+        return start_state(task, self.limits, self.breakpoints, graph, replay_of)
 
     # -- the three ways to advance a run ---------------------------------------------------
 
     async def start(
-        self, task: str, thread_id: str, *, nodes: bool = True
+        self, task: str, thread_id: str, *, nodes: bool = True, replay_of: str | None = None
     ) -> AsyncIterator[RunEvent]:
         """Start a run of `task` on a new thread, yielding its events.
 
@@ -124,6 +125,8 @@ class Driver:
             thread_id: the new run's id.
             nodes: yield a `NodeStart` as each node begins (a caller that folds the
                 events to the result leaves them out, and LangGraph does not make them).
+            replay_of: the run this one replays (`thinkgraph.runs.replay`): recorded with
+                it, so only a replay continues it.
 
         Raises:
             ThreadExistsError: the thread already holds a run (resume it, or use a new id).
@@ -134,7 +137,7 @@ class Driver:
         # A generator's caller runs between its items: it must not pass as the holder.
         async with self.store.alease(thread_id, nested=False):
             await self._refuse_existing(thread_id)
-            state = self.start_state(task)
+            state = self.start_state(task, replay_of)
             counters = state["counters"]
             yield RunStart(thread_id, self.limits, counters)
             for step in state["chain"]:
@@ -144,7 +147,7 @@ class Driver:
                 yield event
 
     async def resume(
-        self, thread_id: str, decisions: Any = None, *, nodes: bool = True
+        self, thread_id: str, decisions: Any = None, *, nodes: bool = True, replaying: bool = False
     ) -> AsyncIterator[RunEvent]:
         """Continue a run: after a crash, at a breakpoint, or with the answer it waits for.
 
@@ -159,9 +162,12 @@ class Driver:
                 text. Leave it out to continue a run whose process died or that stopped at
                 a breakpoint.
             nodes: yield a `NodeStart` as each node begins.
+            replaying: the caller is the replay that made this run (it answers its pauses
+                from the record); a replay is refused to anyone else.
 
         Raises:
             ThreadNotFoundError: no run is stored under this thread id.
+            ReplayThreadError: the thread holds a replay, which only its replay continues.
             NotPausedError: `decisions` was given but the run does not wait for an answer.
             ResumeValueError: the decisions do not fit what the run waits for; the run is
                 left exactly as it was.
@@ -170,7 +176,7 @@ class Driver:
         """
         check_thread_id(thread_id)
         async with self.store.alease(thread_id, nested=False):
-            latest, plan = await self._resume_plan(thread_id, decisions)
+            latest, plan = await self._resume_plan(thread_id, decisions, replaying)
             limits = latest.values.get("limits")
             counters = latest.values.get("counters") or Counters()
             yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
@@ -363,13 +369,19 @@ class Driver:
             )
 
     async def _resume_plan(
-        self, thread_id: str, decisions: Any
+        self, thread_id: str, decisions: Any, replaying: bool = False
     ) -> tuple[StateSnapshot, Plan | None]:
         """The latest checkpoint, and what continues it (None when the run has finished).
 
         `decisions` are checked first, before any of the run is loaded.
         """
         snapshot = await self.reader.latest(thread_id)
+        source = snapshot.values.get("replay_of")
+        if source is not None and not replaying:
+            raise ReplayThreadError(
+                f"thread {thread_id!r} is a replay of {source!r}: a replay is compared, not "
+                f"continued; replay {source!r} again (`thinkgraph replay {source}`)"
+            )
         limits = snapshot.values.get("limits")
         config = self.config(thread_id, limits if isinstance(limits, StepLimits) else None)
         points = snapshot.values.get("breakpoints")

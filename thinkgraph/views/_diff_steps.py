@@ -39,6 +39,10 @@ _IGNORED: dict[str, Any] = {
     "child_thread_id": True,
     "child_chain": True,
     "graph": True,
+    # What a model was sent follows from the steps before it and the prompt; a replay
+    # reports a changed prompt on its own ("request changed"), not as a changed step.
+    "request": True,
+    "replay_of": True,  # a replay's provenance, not its behaviour
 }
 _IGNORED_CALL = {**_IGNORED, "call": {"id"}, "tool_calls": {"__all__": {"id"}}}
 
