@@ -42,6 +42,9 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "thinkgraph.storage": [
         "DEFAULT_STORE",
+        "PruneReport",
+        "Retention",
+        "RunPruned",
         "RunStore",
         "RunSummary",
         "Store",
@@ -51,6 +54,7 @@ PUBLIC: dict[str, list[str]] = {
         "is_postgres_url",
         "list_threads",
         "open_checkpointer",
+        "prune",
         "serializer",
         "sqlite_path",
         "thread_lease",

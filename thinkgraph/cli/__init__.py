@@ -5,6 +5,7 @@ from thinkgraph.cli import (  # noqa: F401  - importing registers the commands
     diff,
     hitl,
     inspect,
+    prune,
     replay,
     run,
     serve,
