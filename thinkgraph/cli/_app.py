@@ -16,6 +16,7 @@ import itertools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -102,6 +103,18 @@ app = _App(
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def write_file(output: Path, data: str | bytes, what: str) -> None:
+    """Write a command's `-o` file and say so; a file that cannot be written fails the command."""
+    try:
+        if isinstance(data, bytes):
+            output.write_bytes(data)
+        else:
+            output.write_text(data, encoding="utf-8")
+    except OSError as exc:
+        fail(f"-o {output}: cannot write the file ({exc.strerror or exc})")
+    typer.echo(f"wrote {output} ({what})")
 
 
 def default_store() -> str:

@@ -18,6 +18,7 @@ import typer
 
 __all__ = [
     "STORE_NAMED",
+    "AgentOptions",
     "AgentScriptOpt",
     "AgentSpecOpt",
     "AgentToolsOpt",
@@ -30,9 +31,11 @@ __all__ = [
     "McpOpt",
     "ModelOpt",
     "NoInputOpt",
+    "OutputOpt",
     "QueueOpt",
     "QuietOpt",
     "ReadToolsOpt",
+    "RunOptions",
     "ScriptOpt",
     "StoreOpt",
     "ToolsOpt",
@@ -88,24 +91,28 @@ EnqueueOpt = Annotated[
         "instead of running it here.",
     ),
 ]
+
+
+def _tools_option(help: str) -> Any:
+    """`--tools MODULE:ATTR`, repeatable; what the tools are for differs per command."""
+    return typer.Option("--tools", metavar="MODULE:ATTR", help=help)
+
+
 ToolsOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--tools",
-        metavar="MODULE:ATTR",
-        help="The run's tools: a Tool, a typed function or a list of them, as module:attr "
-        "(or 'calculator'); repeatable.",
+    _tools_option(
+        "The run's tools: a Tool, a typed function or a list of them, as module:attr "
+        "(or 'calculator'); repeatable."
     ),
 ]
 ReadToolsOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--tools",
-        metavar="MODULE:ATTR",
-        help="The run's tools (module:attr), to show the arguments that are not secret "
-        "(their visibility and sensitive fields); without them every argument is masked.",
+    _tools_option(
+        "The run's tools (module:attr), to show the arguments that are not secret "
+        "(their visibility and sensitive fields); without them every argument is masked."
     ),
 ]
+OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")]
 McpOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -152,10 +159,7 @@ AgentSpecOpt = Annotated[
     str | None,
     typer.Option("--agent", help="An Agent (or a function making one) as module:attr; its store."),
 ]
-AgentToolsOpt = Annotated[
-    list[str] | None,
-    typer.Option("--tools", metavar="MODULE:ATTR", help="Without --agent: the tools."),
-]
+AgentToolsOpt = Annotated[list[str] | None, _tools_option("Without --agent: the tools.")]
 AgentScriptOpt = Annotated[
     Path | None, typer.Option(help="Without --agent: ScriptedModel replies (a JSON list).")
 ]
@@ -163,10 +167,25 @@ MaxStepsOpt = Annotated[int, typer.Option(min=1, help="Without --agent: think st
 
 
 @dataclass(frozen=True, slots=True)
-class ContinueOptions:
-    """The options of every command that continues a paused run (`resume`, `approve`,
-    `reject`, `respond`, `decide`): the run's store, graph, tools and model, how the rest
-    of the run is shown, and whether a worker runs it instead."""
+class AgentOptions:
+    """The options that name the agent a long-running command serves (`serve`, `worker`):
+    `--agent`, or the tools, model, limits and graph to build one from."""
+
+    agent_spec: AgentSpecOpt = None
+    tools: AgentToolsOpt = None
+    mcp: McpOpt = None
+    model: ModelOpt = None
+    api_base: ApiBaseOpt = None
+    script: AgentScriptOpt = None
+    max_steps: MaxStepsOpt = 12
+    graph: GraphOpt = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """The options of a command that takes a stored run on (`fork`, and those of
+    `ContinueOptions`): the run's store, graph, tools and model, and how the rest of the
+    run is shown."""
 
     store: StoreOpt = ""
     tools: ToolsOpt = None
@@ -178,6 +197,13 @@ class ContinueOptions:
     no_input: NoInputOpt = False
     as_json: JsonOpt = False
     quiet: QuietOpt = False
+
+
+@dataclass(frozen=True, slots=True)
+class ContinueOptions(RunOptions):
+    """The options of every command that continues a paused run (`resume`, `approve`,
+    `reject`, `respond`, `decide`): `RunOptions`, and whether a worker runs it instead."""
+
     enqueue: EnqueueOpt = False
     queue: QueueOpt = "thinkgraph"
 

@@ -161,6 +161,7 @@ def show(
     clock: Callable[[], float] = time.monotonic,
     tools: Iterable[Any] = (),
     chain: Sequence[BaseStep] = (),
+    redactor: Redactor | None = None,
 ) -> RunResult:
     """Show a run's events as they come, and return the result its `RunEnd` carries.
 
@@ -173,23 +174,13 @@ def show(
             to other tools are masked in full, as in every view (a note says so).
         chain: the steps written before these events (a resume's), so a secret they hold
             is masked where the new steps repeat it.
+        redactor: what masks the lines, and learns every step shown (so the caller can
+            mask the report alike); by default a new one for `tools` and `chain`.
     """
-    return _show(events, mode, console=console, clock=clock, tools=tools, chain=chain)[0]
-
-
-def _show(
-    events: Iterable[RunEvent],
-    mode: Mode,
-    *,
-    console: Console | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    tools: Iterable[Any] = (),
-    chain: Sequence[BaseStep] = (),
-) -> tuple[RunResult, Redactor]:
-    """`show`, and the redactor that learned every step it showed."""
     from thinkgraph.views import format_step
 
-    redactor = Redactor(chain, {t.name: t for t in tools}, mask_unknown=True)
+    if redactor is None:
+        redactor = _redactor(tools, chain)
     events = _learned(events, redactor)
     result: RunResult | None = None
     if mode == "live":
@@ -208,7 +199,11 @@ def _show(
     note = unknown_tools_note(redactor.unknown_tools)
     if note and mode in ("live", "plain"):
         typer.echo(f"note: {note}")
-    return result, redactor
+    return result
+
+
+def _redactor(tools: Iterable[Any], chain: Sequence[BaseStep]) -> Redactor:
+    return Redactor(chain, {t.name: t for t in tools}, mask_unknown=True)
 
 
 def _outcome(result: RunResult, redactor: Redactor) -> RunResult:
@@ -254,7 +249,8 @@ def follow(
     from thinkgraph.cli._pending import is_interactive, resume_asking
 
     with interruptible(agent, thread, flags):
-        result, redactor = _show(events, mode, tools=tools, chain=chain)
+        redactor = _redactor(tools, chain)
+        result = show(events, mode, redactor=redactor)
         shown = result
         if mode != "json" and result.status == "paused" and is_interactive(no_input):
             result = resume_asking(agent, result)

@@ -22,8 +22,9 @@ from thinkgraph.cli._app import (
     fail,
     guarded,
     load_tools,
+    write_file,
 )
-from thinkgraph.cli._options import GraphOpt, ReadToolsOpt, StoreOpt
+from thinkgraph.cli._options import GraphOpt, OutputOpt, ReadToolsOpt, StoreOpt
 from thinkgraph.cli._runs import run_graph
 from thinkgraph.errors import ThreadNotFoundError
 
@@ -109,14 +110,7 @@ def _write(text: str | bytes, output: Path | None, what: str) -> None:
         else:
             typer.echo(text, nl=not text.endswith("\n"))
         return
-    try:
-        if isinstance(text, bytes):
-            output.write_bytes(text)
-        else:
-            output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        fail(f"-o {output}: cannot write the file ({exc.strerror or exc})")
-    typer.echo(f"wrote {output} ({what})")
+    write_file(output, text, what)
 
 
 @app.command(rich_help_panel="Inspect")
@@ -126,9 +120,7 @@ def diff(
     store: StoreOpt = "",
     fmt: Annotated[str, typer.Option("--format", "-f", help="text, md, json or html.")] = "text",
     tools: ReadToolsOpt = None,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file.")
-    ] = None,
+    output: OutputOpt = None,
     graph: GraphOpt = None,
 ) -> None:
     """Compare two runs: their steps aligned, where they first diverge, their totals.

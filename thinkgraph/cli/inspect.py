@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -16,8 +15,9 @@ from thinkgraph.cli._app import (
     guarded,
     load_tools,
     report,
+    write_file,
 )
-from thinkgraph.cli._options import GraphOpt, McpOpt, ReadToolsOpt, StoreOpt
+from thinkgraph.cli._options import GraphOpt, McpOpt, OutputOpt, ReadToolsOpt, StoreOpt
 from thinkgraph.cli._runs import new_graph, print_jobs, queued_message, run_graph, stopped_runs
 from thinkgraph.cli.prune import human_size
 from thinkgraph.errors import ThreadNotFoundError
@@ -103,9 +103,7 @@ def show(
     audience: Annotated[
         str, typer.Option("--audience", "-a", help="developer, user or auditor.")
     ] = "developer",
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file.")
-    ] = None,
+    output: OutputOpt = None,
     tools: ReadToolsOpt = None,
     mcp: McpOpt = None,
     graph: GraphOpt = None,
@@ -145,11 +143,7 @@ def show(
         else:
             text = to_html(result, audience=audience, tools=known, diagram=diagram)
         if output is not None:
-            try:
-                output.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                fail(f"-o {output}: cannot write the file ({exc.strerror or exc})")
-            typer.echo(f"wrote {output} ({fmt}, {len(result.chain)} steps)")
+            write_file(output, text, f"{fmt}, {len(result.chain)} steps")
         elif fmt == "text":
             typer.echo(text, nl=False)
             report(_masked_outcome(result, known), known)
@@ -181,9 +175,7 @@ def draw(
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="mermaid, ascii, dot, svg or png.")
     ] = "mermaid",
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file.")
-    ] = None,
+    output: OutputOpt = None,
     diff: Annotated[
         tuple[str, str] | None,
         typer.Option(
@@ -221,14 +213,7 @@ def draw(
         with Agent(ScriptedModel([]), store=url, graph=address) as agent:
             diagram = agent.draw(fmt, thread_id=thread)
         if output is not None:
-            try:
-                if isinstance(diagram, bytes):
-                    output.write_bytes(diagram)
-                else:
-                    output.write_text(diagram, encoding="utf-8")
-            except OSError as exc:
-                fail(f"-o {output}: cannot write the file ({exc.strerror or exc})")
-            typer.echo(f"wrote {output} ({fmt})")
+            write_file(output, diagram, fmt)
         else:
             typer.echo(diagram, nl=isinstance(diagram, str) and not diagram.endswith("\n"))
 

@@ -12,20 +12,15 @@ import typer
 
 from thinkgraph.cli._app import app, fail, guarded
 from thinkgraph.cli._options import (
-    AgentScriptOpt,
-    AgentSpecOpt,
-    AgentToolsOpt,
-    ApiBaseOpt,
-    GraphOpt,
-    MaxStepsOpt,
-    McpOpt,
-    ModelOpt,
+    AgentOptions,
     StoreOpt,
+    with_options,
 )
 from thinkgraph.cli.worker import agent_from_options
 
 
 @app.command(rich_help_panel="Scale out")
+@with_options(AgentOptions)
 def serve(
     store: StoreOpt = "",
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
@@ -34,14 +29,6 @@ def serve(
         str | None,
         typer.Option("--queue", help="Hand runs to the workers of this queue (PostgreSQL)."),
     ] = None,
-    agent_spec: AgentSpecOpt = None,
-    tools: AgentToolsOpt = None,
-    mcp: McpOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    script: AgentScriptOpt = None,
-    max_steps: MaxStepsOpt = 12,
-    graph: GraphOpt = None,
     token: Annotated[
         str | None,
         typer.Option(
@@ -94,6 +81,8 @@ def serve(
             help="Seconds a request's line and headers have to arrive in [default: 10].",
         ),
     ] = None,
+    *,
+    agent: AgentOptions,
 ) -> None:
     """Serve runs over HTTP (start, watch live, approve, resume) with a page at /.
 
@@ -129,9 +118,7 @@ def serve(
     except ValueError as exc:
         fail(f"--allow-host {exc}")
     secret = None if no_token else token or secrets.token_urlsafe(32)
-    chosen, _ = agent_from_options(
-        agent_spec, store, tools, model, api_base, script, max_steps, mcp, graph
-    )
+    chosen, _ = agent_from_options(agent, store)
     # Bound here, before "serving on" is printed: a port in use is one line, not a log.
     listening = _listen(host, port)
     port = listening.getsockname()[1]  # --port 0 asks for a free one

@@ -10,16 +10,10 @@ import typer
 
 from thinkgraph.cli._app import app, existing_store, fail, guarded, load_tools
 from thinkgraph.cli._options import (
-    ApiBaseOpt,
     GraphOpt,
-    JsonOpt,
-    McpOpt,
-    ModelOpt,
-    NoInputOpt,
-    QuietOpt,
-    ScriptOpt,
+    RunOptions,
     StoreOpt,
-    ToolsOpt,
+    with_options,
 )
 from thinkgraph.cli._pending import AgentFlags
 from thinkgraph.cli._runs import make_model, run_graph
@@ -73,6 +67,7 @@ def _args(item: str, value: str) -> dict[str, Any]:
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
+@with_options(RunOptions)
 def fork(
     thread: Annotated[str, typer.Argument(help="The thread to fork.")],
     checkpoint: Annotated[str, typer.Argument(help="A checkpoint id from `thinkgraph history`.")],
@@ -85,16 +80,8 @@ def fork(
         ),
     ] = None,
     new_thread: Annotated[str | None, typer.Option("--thread", help="The new thread id.")] = None,
-    store: StoreOpt = "",
-    tools: ToolsOpt = None,
-    mcp: McpOpt = None,
-    graph: GraphOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    script: ScriptOpt = None,
-    no_input: NoInputOpt = False,
-    as_json: JsonOpt = False,
-    quiet: QuietOpt = False,
+    *,
+    opts: RunOptions,
 ) -> None:
     """Start a new thread from a checkpoint (optionally edited) and run it on.
 
@@ -105,18 +92,20 @@ def fork(
     from thinkgraph.cli._progress import choose_mode, finished, follow, interruptible
 
     edits = _step_edits(edit)
-    flags = AgentFlags.given(store, tools, model, api_base, script, mcp)
-    loaded = load_tools(tools, mcp)
-    chosen = make_model(model, api_base, script, thread=(store, thread))
+    flags = AgentFlags.given(
+        opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp
+    )
+    loaded = load_tools(opts.tools, opts.mcp)
+    chosen = make_model(opts.model, opts.api_base, opts.script, thread=(opts.store, thread))
 
     def go() -> None:
         forked = new_thread or uuid.uuid4().hex[:12]
-        address = run_graph(store, thread, graph)
-        with Agent(chosen, loaded, store=existing_store(store), graph=address) as agent:
+        address = run_graph(opts.store, thread, opts.graph)
+        with Agent(chosen, loaded, store=existing_store(opts.store), graph=address) as agent:
             with interruptible(agent, forked, flags):
                 result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=forked)
-            mode = choose_mode(as_json=as_json, quiet=quiet)
-            follow(agent, forked, finished(result), flags, mode=mode, no_input=no_input,
+            mode = choose_mode(as_json=opts.as_json, quiet=opts.quiet)
+            follow(agent, forked, finished(result), flags, mode=mode, no_input=opts.no_input,
                    tools=loaded)  # fmt: skip
 
     guarded(go)

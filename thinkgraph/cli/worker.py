@@ -9,7 +9,6 @@ paused run to the workers instead of running it in the shell.
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -23,16 +22,10 @@ from thinkgraph.cli._app import (
     load_tools,
 )
 from thinkgraph.cli._options import (
-    AgentScriptOpt,
-    AgentSpecOpt,
-    AgentToolsOpt,
-    ApiBaseOpt,
-    GraphOpt,
-    MaxStepsOpt,
-    McpOpt,
-    ModelOpt,
+    AgentOptions,
     QueueOpt,
     StoreOpt,
+    with_options,
 )
 from thinkgraph.cli._runs import make_model, new_graph
 from thinkgraph.types import StepLimits
@@ -55,17 +48,7 @@ def load_agent(spec: str) -> Any:
     return value
 
 
-def agent_from_options(
-    agent_spec: str | None,
-    store: str,
-    tools: list[str] | None,
-    model: str | None,
-    api_base: str | None,
-    script: Path | None,
-    max_steps: int,
-    mcp: list[str] | None = None,
-    graph: str | None = None,
-) -> tuple[Any, str]:
+def agent_from_options(options: AgentOptions, store: str) -> tuple[Any, str]:
     """The agent a command's options name, and its store URL.
 
     Either `--agent module:attr` (an Agent or a function making one; `--store` then names
@@ -76,19 +59,20 @@ def agent_from_options(
     """
     from thinkgraph.agent import Agent
 
-    if agent_spec is not None and (tools or mcp or model or script or graph):
+    o = options
+    if o.agent_spec is not None and (o.tools or o.mcp or o.model or o.script or o.graph):
         fail(
             "--agent brings its own tools, model and graph; leave out --tools, --mcp, --model, "
             "--script and --graph"
         )
-    if agent_spec is not None:
-        chosen = load_agent(agent_spec)
+    if o.agent_spec is not None:
+        chosen = load_agent(o.agent_spec)
         return chosen, store or chosen.store_url or ""
     url = store or default_store()
-    address = new_graph(graph)
-    loaded = load_tools(tools, mcp)
-    limits = StepLimits(max_steps=max_steps)
-    chosen = make_model(model, api_base, script)
+    address = new_graph(o.graph)
+    loaded = load_tools(o.tools, o.mcp)
+    limits = StepLimits(max_steps=o.max_steps)
+    chosen = make_model(o.model, o.api_base, o.script)
     made = Agent(chosen, loaded, limits=limits, store=url, graph=address)
     return made, url
 
@@ -105,17 +89,10 @@ def _postgres(store: str) -> str:
 
 
 @app.command(rich_help_panel=_PANEL)
+@with_options(AgentOptions)
 def worker(
     store: StoreOpt = "",
     queue: QueueOpt = "thinkgraph",
-    agent_spec: AgentSpecOpt = None,
-    tools: AgentToolsOpt = None,
-    mcp: McpOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    script: AgentScriptOpt = None,
-    max_steps: MaxStepsOpt = 12,
-    graph: GraphOpt = None,
     name: Annotated[str | None, typer.Option(help="The worker's name in logs.")] = None,
     heartbeat: Annotated[
         float, typer.Option(min=0.1, help="Seconds between the worker's heartbeats.")
@@ -137,6 +114,8 @@ def worker(
             "side; one thread's jobs still run one at a time).",
         ),
     ] = 10,
+    *,
+    agent: AgentOptions,
 ) -> None:
     """Take jobs from a queue and advance their runs until stopped (Ctrl+C, SIGTERM).
 
@@ -147,11 +126,9 @@ def worker(
 
     from thinkgraph.worker import run_worker
 
-    if agent_spec is None:
+    if agent.agent_spec is None:
         _postgres(store)
-    chosen, url = agent_from_options(
-        agent_spec, store, tools, model, api_base, script, max_steps, mcp, graph
-    )
+    chosen, url = agent_from_options(agent, store)
     _postgres(url)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     typer.echo(

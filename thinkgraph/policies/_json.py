@@ -10,13 +10,23 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from thinkgraph.policies.base import Decision
 from thinkgraph.state import ToolCall
 
-__all__ = ["JsonFound", "ToolAction", "describe_errors", "find_json_object"]
+Reply = TypeVar("Reply", bound=BaseModel)
+
+__all__ = [
+    "JsonFound",
+    "ToolAction",
+    "describe_errors",
+    "error_decision",
+    "find_json_object",
+    "parse_reply",
+]
 
 _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
 _FENCE = re.compile(r"```[A-Za-z0-9_+.-]*[ \t]*\n?(.*?)```", re.DOTALL)
@@ -108,3 +118,28 @@ def describe_errors(exc: ValidationError) -> str:
         else:
             parts.append(f"'{where}': {error['msg']}")
     return "; ".join(parts)
+
+
+def parse_reply(text: str, model: type[Reply], expected: str) -> Reply | Decision:
+    """The reply's JSON object validated as `model`, or the error decision saying what to fix.
+
+    Args:
+        text: the model's reply; code fences, `<think>` blocks and prose around the JSON
+            object are tolerated.
+        model: the reply format.
+        expected: the format's description, appended to every error.
+    """
+    found = find_json_object(text)
+    if found.value is None:
+        return error_decision(f"{found.error} {expected}")
+    try:
+        return model.model_validate(found.value)
+    except ValidationError as exc:
+        return error_decision(
+            f"Your JSON object does not fit the format: {describe_errors(exc)}. {expected}"
+        )
+
+
+def error_decision(feedback: str, thought: str = "") -> Decision:
+    """A reply that could not be used: `feedback` tells the model what to fix."""
+    return Decision(kind="error", thought=thought, error=feedback)

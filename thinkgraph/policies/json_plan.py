@@ -18,9 +18,9 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from thinkgraph.policies._json import ToolAction, describe_errors, find_json_object
+from thinkgraph.policies._json import ToolAction, error_decision, parse_reply
 from thinkgraph.policies._messages import text_messages
 from thinkgraph.policies.base import BaseTextPolicy, Decision
 from thinkgraph.policies.projection import AssistantTurn
@@ -89,20 +89,14 @@ class JsonPlan(BaseTextPolicy):
 
         Code fences, `<think>` blocks and prose around the JSON object are tolerated.
         """
-        found = find_json_object(text)
-        if found.value is None:
-            return _error(f"{found.error} {_EXPECTED}")
-        try:
-            plan = PlanReply.model_validate(found.value)
-        except ValidationError as exc:
-            return _error(
-                f"Your JSON object does not fit the format: {describe_errors(exc)}. {_EXPECTED}"
-            )
+        plan = parse_reply(text, PlanReply, _EXPECTED)
+        if isinstance(plan, Decision):
+            return plan
         thought = "\n".join(p for p in (plan.understanding.strip(), plan.reasoning.strip()) if p)
         if plan.task_complete:
             answer = (plan.response or "").strip()
             if not answer:
-                return _error(
+                return error_decision(
                     '"task_complete" is true but "response" is empty. Put your final answer '
                     'in "response", or set "task_complete" to false and give one action.',
                     thought,
@@ -110,7 +104,7 @@ class JsonPlan(BaseTextPolicy):
             return Decision(kind="final", thought=thought, answer=answer)
         if len(plan.actions) != 1:
             what = "no action" if not plan.actions else f"{len(plan.actions)} actions"
-            return _error(
+            return error_decision(
                 f'"actions" has {what}, but it must hold exactly one action while the task '
                 'is not complete: give the next one only (or set "task_complete" to true '
                 'and put the answer in "response").',
@@ -149,7 +143,3 @@ def _canonical(turn: AssistantTurn) -> str:
         "response": turn.answer if done else None,
     }
     return json.dumps(reply, ensure_ascii=False)
-
-
-def _error(feedback: str, thought: str = "") -> Decision:
-    return Decision(kind="error", thought=thought, error=feedback)

@@ -16,18 +16,13 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from thinkgraph.policies._messages import append, user_text
 from thinkgraph.policies._react_parse import FINAL_FORMAT, REPLY_FORMAT, parse_react
 from thinkgraph.policies.base import BaseTextPolicy, Decision
 from thinkgraph.policies.projection import (
     AssistantTurn,
-    FeedbackTurn,
-    GuidanceTurn,
     LessonTurn,
-    NoteTurn,
     ObservationTurn,
-    RejectionTurn,
-    SummaryTurn,
-    TaskTurn,
     Turn,
     UnparsedTurn,
     fold_turns,
@@ -108,7 +103,7 @@ class ReActText(BaseTextPolicy):
         head: list[Message] = [{"role": "system", "content": self.system_prompt(tools)}]
         messages, _ = fold_turns(chain, "react_text", head, _fold)
         if final:
-            _append(messages, "user", _DEMAND_FINAL.format(final=FINAL_FORMAT))
+            append(messages, {"role": "user", "content": _DEMAND_FINAL.format(final=FINAL_FORMAT)})
         return messages
 
 
@@ -117,17 +112,13 @@ class ReActText(BaseTextPolicy):
 
 def _fold(messages: list[Message], state: dict[str, Any], turn: Turn) -> None:
     for role, content in _render(turn):
-        _append(messages, role, content)
+        append(messages, {"role": role, "content": content})
 
 
 def _render(turn: Turn) -> list[tuple[str, str]]:
     """The (role, content) messages of one turn."""
-    if isinstance(turn, TaskTurn):
-        return [("user", f"Task: {turn.text}")]
     if isinstance(turn, LessonTurn):
-        return [("user", _lessons(turn.lessons))]
-    if isinstance(turn, SummaryTurn):
-        return [("user", f"Summary of your earlier steps: {turn.text}")]
+        return [("user", _lessons(turn.lessons))]  # one lesson reads as such here
     if isinstance(turn, AssistantTurn):
         return [("assistant", _render_assistant(turn))]
     if isinstance(turn, UnparsedTurn):
@@ -136,16 +127,10 @@ def _render(turn: Turn) -> list[tuple[str, str]]:
         return [("assistant", turn.text or "(empty reply)"), ("user", turn.feedback)]
     if isinstance(turn, ObservationTurn):
         return [("user", f"Observation: {turn.text}")]
-    if isinstance(turn, FeedbackTurn):
-        return [("user", turn.text)]
-    if isinstance(turn, RejectionTurn):
-        why = f": {'; '.join(turn.reasons)}" if turn.reasons else ""
-        return [("user", f"Your answer was not accepted{why}. Revise it and reply again.")]
-    if isinstance(turn, GuidanceTurn):
-        return [("user", f"Guidance from a person: {turn.text}")]
-    if isinstance(turn, NoteTurn):
-        return [("user", f"Note from {turn.node}: {turn.text}")]
-    raise TypeError(f"no rendering for turn {turn!r}; add a case to react_text._render")
+    text = user_text(turn)  # worded as in every text format
+    if text is None:
+        raise TypeError(f"no rendering for turn {turn!r}; add a case to react_text._render")
+    return [("user", text)]
 
 
 def _render_assistant(turn: AssistantTurn) -> str:
@@ -176,15 +161,6 @@ def _lessons(lessons: tuple[str, ...]) -> str:
         return f"An earlier attempt was abandoned. Lesson: {lessons[0]}"
     listed = "\n".join(f"- {lesson}" for lesson in lessons)
     return f"Earlier attempts were abandoned. Lessons:\n{listed}"
-
-
-def _append(messages: list[Message], role: str, content: str) -> None:
-    # One user message per gap between replies: several observations or notes in a row
-    # read as one turn, and some providers reject two user messages in a row.
-    if role == "user" and messages and messages[-1]["role"] == "user":
-        messages[-1] = {"role": "user", "content": f"{messages[-1]['content']}\n\n{content}"}
-    else:
-        messages.append({"role": role, "content": content})
 
 
 # -- tools ------------------------------------------------------------------------------------

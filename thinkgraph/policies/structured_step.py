@@ -23,9 +23,9 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from thinkgraph.policies._json import ToolAction, describe_errors, find_json_object
+from thinkgraph.policies._json import ToolAction, error_decision, parse_reply
 from thinkgraph.policies._messages import text_messages
 from thinkgraph.policies.base import BaseTextPolicy, Decision
 from thinkgraph.policies.projection import AssistantTurn
@@ -89,21 +89,15 @@ class StructuredStep(BaseTextPolicy):
 
     def parse(self, text: str) -> Decision:
         """Parse one reply. Never raises on a string: failures are error decisions."""
-        found = find_json_object(text)
-        if found.value is None:
-            return _error(f"{found.error} {_EXPECTED}")
-        try:
-            step = ReasoningStep.model_validate(found.value)
-        except ValidationError as exc:
-            return _error(
-                f"Your JSON object does not fit the format: {describe_errors(exc)}. {_EXPECTED}"
-            )
+        step = parse_reply(text, ReasoningStep, _EXPECTED)
+        if isinstance(step, Decision):
+            return step
         thought = f"{step.title.strip()}: {step.reasoning.strip()}".strip(": ")
         action = NextAction(step.next_action)
         answer = _result_text(step.result)
         if action in (NextAction.VALIDATE, NextAction.FINAL_ANSWER):
             if answer is None:
-                return _error(
+                return error_decision(
                     f'"next_action" is "{step.next_action}" but "result" is empty: put your '
                     'answer in "result", or use "continue".',
                     thought,
@@ -165,7 +159,3 @@ def _canonical(turn: AssistantTurn) -> str:
         "confidence": None,
     }
     return json.dumps(reply, ensure_ascii=False)
-
-
-def _error(feedback: str, thought: str = "") -> Decision:
-    return Decision(kind="error", thought=thought, error=feedback)

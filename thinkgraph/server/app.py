@@ -43,7 +43,7 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -100,6 +100,15 @@ def _failure(exc: ThinkgraphError) -> JSONResponse:
         if isinstance(exc, kind):
             return _error(message, status)
     return _error(message, 400)
+
+
+async def _accepted(handing_over: Awaitable[Any]) -> JSONResponse:
+    """202 with what a run started or resumed in the background says, or the failure."""
+    try:
+        answer = await handing_over
+    except ThinkgraphError as exc:
+        return _failure(exc)
+    return JSONResponse(answer, status_code=202)
 
 
 def _resume_request(thread: str) -> str:
@@ -291,11 +300,7 @@ def build_app(
             return _error(message, 413)
         if not isinstance(thread, str):
             return _error("thread_id must be a string", 400)
-        try:
-            started = await runs.start(task, thread)
-        except ThinkgraphError as exc:
-            return _failure(exc)
-        return JSONResponse(started, status_code=202)
+        return await _accepted(runs.start(task, thread))
 
     async def show_run(request: Request) -> Response:
         thread = request.path_params["thread"]
@@ -332,11 +337,7 @@ def build_app(
         if "decisions" in body and "answer" in body:
             return _error("give decisions (for approvals) or answer (for ask_human), not both", 400)
         answer = body.get("decisions", body.get("answer"))
-        try:
-            resumed = await runs.resume(thread, answer)
-        except ThinkgraphError as exc:
-            return _failure(exc)
-        return JSONResponse(resumed, status_code=202)
+        return await _accepted(runs.resume(thread, answer))
 
     async def events(request: Request) -> Response:
         thread = request.path_params["thread"]

@@ -38,6 +38,7 @@ import dataclasses
 import difflib
 import logging
 import time
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -90,34 +91,20 @@ def execute_call(
         worded for the model and an `error_kind`. `attempts` counts runs of the tool (0
         when it never ran); `duration_s` covers the whole call, retries included.
     """
-    started = time.perf_counter()
-    prepared = _prepare(registry, call, ctx, started)
-    if isinstance(prepared, ToolResultStep):
-        return prepared
-    tool, args = prepared
-    clock = _Deadline(tool, started, time_left_s)
-    error: Exception | None = None
-    attempt = 0
-    for attempt in range(1, max(tool.retries, 0) + 2):
-        if attempt > 1:
-            pause = _backoff(tool, attempt)
-            if not clock.fits(pause):
-                attempt -= 1
-                break
+    tries = _Tries.prepare(registry, call, ctx, time_left_s)
+    if isinstance(tries, ToolResultStep):
+        return tries
+    for pause in tries.pauses():
+        if pause:
             time.sleep(pause)
-        limit = clock.limit()
-        if attempt == 1 and limit is not None and limit <= 0:
-            return _timed_out(tool, call, ctx, started, 0, clock)  # the run is out of time
         try:
             with calling_registry(registry):
-                output = _invoke(tool, args, ctx, limit)
-        except _TimedOut as stop:
-            return _timed_out(tool, call, ctx, started, attempt, clock, late=stop.late)
+                output = _invoke(tries.tool, tries.args, ctx, tries.limit())
         except Exception as exc:
-            error = exc
-            continue
-        return _succeeded(call, ctx, started, output, attempt)
-    return _failed(call, ctx, started, "exception", _describe(error), attempt)
+            tries.failed(exc)
+        else:
+            return tries.succeeded(output)
+    return tries.result()
 
 
 async def aexecute_call(
@@ -151,34 +138,20 @@ async def aexecute_call(
 async def _aexecute(
     registry: ToolRegistry, call: ToolCall, ctx: ToolContext, time_left_s: float | None
 ) -> ToolResultStep:
-    started = time.perf_counter()
-    prepared = _prepare(registry, call, ctx, started)
-    if isinstance(prepared, ToolResultStep):
-        return prepared
-    tool, args = prepared
-    clock = _Deadline(tool, started, time_left_s)
-    error: Exception | None = None
-    attempt = 0
-    for attempt in range(1, max(tool.retries, 0) + 2):
-        if attempt > 1:
-            pause = _backoff(tool, attempt)
-            if not clock.fits(pause):
-                attempt -= 1
-                break
+    tries = _Tries.prepare(registry, call, ctx, time_left_s)
+    if isinstance(tries, ToolResultStep):
+        return tries
+    for pause in tries.pauses():
+        if pause:
             await asyncio.sleep(pause)
-        limit = clock.limit()
-        if attempt == 1 and limit is not None and limit <= 0:
-            return _timed_out(tool, call, ctx, started, 0, clock)  # the run is out of time
         try:
             with calling_registry(registry):
-                output = await _ainvoke(tool, args, ctx, limit)
-        except _TimedOut as stop:
-            return _timed_out(tool, call, ctx, started, attempt, clock, late=stop.late)
+                output = await _ainvoke(tries.tool, tries.args, ctx, tries.limit())
         except Exception as exc:
-            error = exc
-            continue
-        return _succeeded(call, ctx, started, output, attempt)
-    return _failed(call, ctx, started, "exception", _describe(error), attempt)
+            tries.failed(exc)
+        else:
+            return tries.succeeded(output)
+    return tries.result()
 
 
 # -- running --------------------------------------------------------------------------------
@@ -205,6 +178,90 @@ class _Deadline:
     def fits(self, pause: float) -> bool:
         """Whether a retry after `pause` would still start within the run's time."""
         return self.run_ends is None or time.perf_counter() + pause < self.run_ends
+
+
+class _Tries:
+    """The attempts of one call, shared by the sync and async runners.
+
+    The runner sleeps each pause `pauses()` yields, runs the tool once under `limit()`
+    and reports back (`failed` or `succeeded`); `result()` is the outcome when no attempt
+    succeeded.
+    """
+
+    def __init__(
+        self,
+        call: ToolCall,
+        ctx: ToolContext,
+        started: float,
+        prepared: tuple[Tool, BaseModel],
+        time_left_s: float | None,
+    ) -> None:
+        self.call, self.ctx, self.started = call, ctx, started
+        self.tool, self.args = prepared
+        self.clock = _Deadline(self.tool, started, time_left_s)
+        self.attempt = 0
+        """How many times the tool has been started."""
+        self.error: Exception | None = None
+        self.timed_out: ToolResultStep | None = None
+
+    @classmethod
+    def prepare(
+        cls, registry: ToolRegistry, call: ToolCall, ctx: ToolContext, time_left_s: float | None
+    ) -> _Tries | ToolResultStep:
+        """The attempts to come, or the failed result when the call cannot run at all."""
+        started = time.perf_counter()
+        prepared = _prepare(registry, call, ctx, started)
+        if isinstance(prepared, ToolResultStep):
+            return prepared
+        return cls(call, ctx, started, prepared, time_left_s)
+
+    def pauses(self) -> Iterator[float]:
+        """The pause before each attempt: 0 before the first, then a doubling backoff.
+
+        Stops after `tool.retries` retries, at a timeout, or when a retry would not start
+        within the run's time.
+        """
+        for attempt in range(1, max(self.tool.retries, 0) + 2):
+            pause = 0.0 if attempt == 1 else _backoff(self.tool, attempt)
+            if self.timed_out is not None or (attempt > 1 and not self.clock.fits(pause)):
+                return
+            self.attempt = attempt
+            yield pause
+
+    def limit(self) -> float | None:
+        """Seconds this attempt may take (None: no limit); raises `_TimedOut` when the run
+        is out of time before the first attempt."""
+        limit = self.clock.limit()
+        if self.attempt == 1 and limit is not None and limit <= 0:
+            self.attempt = 0  # the run is out of time: the tool never ran
+            raise _TimedOut
+        return limit
+
+    def failed(self, exc: Exception) -> None:
+        """Record an attempt that raised; a timeout ends the call (it is never retried)."""
+        if isinstance(exc, _TimedOut):
+            self.timed_out = _timed_out(
+                self.tool,
+                self.call,
+                self.ctx,
+                self.started,
+                self.attempt,
+                self.clock,
+                late=exc.late,
+            )
+        else:
+            self.error = exc
+
+    def succeeded(self, output: Any) -> ToolResultStep:
+        """The result of the attempt that returned `output`."""
+        return _succeeded(self.call, self.ctx, self.started, output, self.attempt)
+
+    def result(self) -> ToolResultStep:
+        """The outcome once no attempt succeeded: the timeout, or the last exception."""
+        if self.timed_out is not None:
+            return self.timed_out
+        error = _describe(self.error)
+        return _failed(self.call, self.ctx, self.started, "exception", error, self.attempt)
 
 
 def _with_deadline(ctx: ToolContext, limit: float) -> ToolContext:

@@ -13,6 +13,8 @@ terminal, log file or e-mail. Example (a paused run)::
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -104,15 +106,26 @@ def to_ascii(model: nx.DiGraph, overlay: RunOverlay | None = None) -> str:
     for node in layered_nodes(model):
         data = model.nodes[node]
         lines.append(_node_line(node, data, overlay))
-        edges = list(model.out_edges(node, data=True))
-        width = max((len(_name(t, model.nodes[t])) for _, t, _ in edges), default=0)
-        for _, target, edge in edges:
-            arrow = "-.->" if edge.get("conditional") else "-->"
-            text = [_name(target, model.nodes[target]).ljust(width)]
-            if edge.get("label"):
-                text.append(str(edge["label"]))
-            count = edge_count(overlay, node, target)
-            if count:
-                text.append(f"[x{count}]")
-            lines.append(f"  {arrow:<4} {'  '.join(text)}".rstrip())
+        lines.extend(_edge_lines(model, node, functools.partial(_taken, overlay)))
     return _plain("\n".join(lines)) + "\n"
+
+
+def _taken(overlay: RunOverlay | None, node: str, target: str) -> str | None:
+    count = edge_count(overlay, node, target)
+    return f"[x{count}]" if count else None
+
+
+def _edge_lines(model: nx.DiGraph, node: str, mark: Callable[[str, str], str | None]) -> list[str]:
+    """One line per edge out of `node`, targets aligned, each with its `mark(node, target)`."""
+    lines = []
+    edges = list(model.out_edges(node, data=True))
+    width = max((len(_name(t, model.nodes[t])) for _, t, _ in edges), default=0)
+    for _, target, edge in edges:
+        arrow = "-.->" if edge.get("conditional") else "-->"
+        text = [_name(target, model.nodes[target]).ljust(width)]
+        if edge.get("label"):
+            text.append(str(edge["label"]))
+        if (marked := mark(node, target)) is not None:
+            text.append(marked)
+        lines.append(f"  {arrow:<4} {'  '.join(text)}".rstrip())
+    return lines

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -26,7 +27,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import networkx as nx
 
-from thinkgraph.viz.ascii import _name, _plain
+from thinkgraph.viz.ascii import _edge_lines, _name, _plain
 from thinkgraph.viz.dot import _attrs, _q, _run_dot
 from thinkgraph.viz.mermaid import _CLASSES, _id, _text
 from thinkgraph.viz.model import from_description, layered_nodes, to_graph_model
@@ -257,18 +258,13 @@ def to_ascii_diff(
         if cls == "diverge":
             parts.append("<< FIRST DIVERGENCE" + (f": {kind}" if kind else ""))
         lines.append("  ".join(parts))
-        edges = list(model.out_edges(node, data=True))
-        width = max((len(_name(t, model.nodes[t])) for _, t, _ in edges), default=0)
-        for _, target, edge in edges:
-            arrow = "-.->" if edge.get("conditional") else "-->"
-            text = [_name(target, model.nodes[target]).ljust(width)]
-            if edge.get("label"):
-                text.append(str(edge["label"]))
-            taken = diff.edges.get((node, target))
-            if taken is not None:
-                text.append(f"[{_TAGS[taken]}]")
-            lines.append(f"  {arrow:<4} {'  '.join(text)}".rstrip())
+        lines.extend(_edge_lines(model, node, functools.partial(_tag, diff)))
     return _plain("\n".join(lines)) + "\n"
+
+
+def _tag(diff: PathDiff, node: str, target: str) -> str | None:
+    taken = diff.edges.get((node, target))
+    return None if taken is None else f"[{_TAGS[taken]}]"
 
 
 _DOT_STYLES: Final[dict[str, dict[str, str]]] = {
