@@ -42,6 +42,7 @@ __all__ = [
     "fixture_of",
     "mismatch",
     "replay_fixture",
+    "updated",
 ]
 
 FIXTURE_FORMAT = "thinkgraph.regress/1"
@@ -53,11 +54,17 @@ class Expectation:
 
     outcome: str = "same"
     path: tuple[str, ...] = ()
+    """The node visits, in order."""
     answer: str | None = None
+    divergence: str | None = None
+    """The first divergence's headline, when a divergence is what is expected."""
 
     def to_dict(self) -> dict[str, Any]:
         """As the fixture stores it."""
-        return {"outcome": self.outcome, "path": list(self.path), "answer": self.answer}
+        data = {"outcome": self.outcome, "path": list(self.path), "answer": self.answer}
+        if self.divergence is not None:
+            data["divergence"] = self.divergence
+        return data
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,7 @@ class Fixture:
                 outcome=expect.get("outcome", "same"),
                 path=tuple(expect.get("path") or ()),
                 answer=expect.get("answer"),
+                divergence=expect.get("divergence"),
             ),
             graph=data.get("graph"),
             tools=tuple(data.get("tools") or ()),
@@ -194,6 +202,23 @@ def fixture_of(
         approve=tuple(approve),
         limits=None if limits is None else limits.model_dump(mode="json"),
     )
+
+
+def updated(fixture: Fixture, report: ReplayReport, tools: Sequence[Any]) -> Fixture:
+    """The fixture after an intended change: what `report`'s replay gave is expected now.
+
+    A replay that went to the end (a prompt edit: `request changed`) is the new record,
+    masked again, and is expected `same`; so the next prompt edit shows up again. A
+    replay that diverged has no record past the divergence: the divergence is expected.
+    """
+    if report.outcome == "diverged":
+        replay = report.replay
+        expect = Expectation("diverged", tuple(node_visits(replay.chain)), None, report.headline())
+        return fixture.with_expectation(expect)
+    record = report.replay.model_copy(update={"thread_id": fixture.source.thread_id})
+    fresh = fixture_of(record, tools=tools, graph=fixture.graph, tool_addresses=fixture.tools)
+    return Fixture(fresh.source, fresh.expect, fixture.graph, fixture.tools, fixture.approve,
+                   fixture.limits)  # fmt: skip
 
 
 def load_address(address: str) -> Any:
@@ -288,6 +313,8 @@ def mismatch(report: ReplayReport, expect: Expectation) -> str:
     problems: list[str] = []
     if report.outcome != expect.outcome:
         problems.append(f"expected {expect.outcome}, got {report.headline()}")
+    elif expect.divergence is not None and report.headline() != expect.divergence:
+        problems.append(f"expected {expect.divergence}, got {report.headline()}")
     path = tuple(node_visits(report.replay.chain))
     if expect.path and path != expect.path:
         problems.append(f"path: expected {' > '.join(expect.path)}, got {' > '.join(path)}")

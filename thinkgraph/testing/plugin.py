@@ -1,0 +1,75 @@
+"""The pytest plugin: the ``thinkgraph_replay`` fixture and ``--thinkgraph-update``.
+
+Registered as a ``pytest11`` entry point, so it loads in every pytest run of a project
+that has thinkgraph installed: it imports nothing of thinkgraph until a test asks for
+``thinkgraph_replay``, and adds one option.
+
+Example:
+    def test_refund_run(thinkgraph_replay):
+        report = thinkgraph_replay("tests/regress/refund.json")
+        assert report.outcome == "same"
+
+A replay that is not what the fixture expects fails the test with the first divergence;
+``pytest --thinkgraph-update`` writes what the replay gave as the new expectation instead
+(after an intended change, as snapshot tests are updated).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pytest
+
+if TYPE_CHECKING:
+    from thinkgraph.runs.replay import ReplayReport
+
+__all__ = ["ReplayFixture", "pytest_addoption", "thinkgraph_replay"]
+
+UPDATE_OPTION = "--thinkgraph-update"
+
+
+class ReplayFixture(Protocol):
+    """What ``thinkgraph_replay`` is: replay a fixture file, check it, return the report."""
+
+    def __call__(self, path: str | Path, /, *, check: bool = True, **options: Any) -> ReplayReport:
+        """Replay the fixture at `path` (options: `thinkgraph.testing.regress.areplay_fixture`).
+
+        With `check`, a replay that is not what the fixture expects fails the test (or,
+        under ``--thinkgraph-update``, becomes its expectation).
+        """
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add ``--thinkgraph-update``."""
+    parser.getgroup("thinkgraph").addoption(
+        UPDATE_OPTION,
+        action="store_true",
+        default=False,
+        help="rewrite the expectation of each replayed thinkgraph fixture with what the "
+        "replay gave (after an intended change)",
+    )
+
+
+@pytest.fixture
+def thinkgraph_replay(request: pytest.FixtureRequest) -> ReplayFixture:
+    """Replay a fixture written by ``thinkgraph export-test``, offline; check it."""
+    from thinkgraph.testing import regress
+
+    update = bool(request.config.getoption(UPDATE_OPTION))
+
+    def replay(path: str | Path, /, *, check: bool = True, **options: Any) -> ReplayReport:
+        fixture = regress.Fixture.load(path)
+        report = regress.replay_fixture(fixture, **options)
+        if not check:
+            return report
+        problem = regress.mismatch(report, fixture.expect)
+        if problem and update:
+            tools = options.get("tools")
+            given = regress.fixture_tools(fixture) if tools is None else tools
+            regress.updated(fixture, report, given).dump(Path(path))
+        elif problem:
+            pytest.fail(f"replay of {path} is not what it expects:\n{problem}", pytrace=False)
+        return report
+
+    return replay
