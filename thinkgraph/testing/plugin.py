@@ -69,7 +69,16 @@ def thinkgraph_replay(request: pytest.FixtureRequest) -> ReplayFixture:
             given = regress.fixture_tools(fixture) if tools is None else tools
             regress.updated(fixture, report, given).dump(Path(path))
         elif problem:
-            pytest.fail(f"replay of {path} is not what it expects:\n{problem}", pytrace=False)
+            shown = _relative(Path(path))
+            pytest.fail(f"replay of {shown} is not what it expects:\n{problem}", pytrace=False)
         return report
 
     return replay
+
+
+def _relative(path: Path) -> Path:
+    """`path` from the working folder when it is under it (as pytest names test files)."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
