@@ -27,10 +27,10 @@ from thinkgraph.nodes._requests import _digest, _hash
 from thinkgraph.nodes.model import sent_messages
 from thinkgraph.result import RunResult
 from thinkgraph.runs.replay import ReplayReport
-from thinkgraph.state import BaseStep, HumanStep, LLMCallStep, TaskStep, new_id
+from thinkgraph.state import BaseStep, HumanStep, LLMCallStep, TaskStep, ToolCallStep, new_id
 from thinkgraph.types import StepLimits
 from thinkgraph.views.diff import node_visits
-from thinkgraph.views.redact import Redactor, redact_chain
+from thinkgraph.views.redact import Redactor
 from thinkgraph.views.visibility import tool_map
 
 __all__ = [
@@ -179,21 +179,21 @@ def fixture_of(
         tool_addresses: where the tools are (module:attr), for the test to load them.
         limits: the run's limits.
     """
-    masked = _redigested(redact_chain(source.chain, tool_map(tools)))
-    calls: dict[str, str] = {}
-    for step in masked:
-        for call in getattr(step, "tool_calls", None) or ():
-            calls[call.id] = call.name
-        call = getattr(step, "call", None)
-        if call is not None:
-            calls[call.id] = call.name
+    redactor = Redactor(source.chain, tool_map(tools), mask_unknown=True)  # as the views
+    masked = _redigested([redactor.step(step) for step in source.chain])
+    calls = {s.call.id: s.call.name for s in masked if isinstance(s, ToolCallStep)}
     approve = sorted(
         {calls[s.call_id] for s in masked if isinstance(s, HumanStep) and s.call_id in calls}
     )
-    answer = None
-    if source.answer is not None:  # masked with what the whole chain holds, as shown
-        answer = Redactor(source.chain, tool_map(tools), mask_unknown=True).text(source.answer)
-    shown = source.model_copy(update={"chain": masked, "answer": answer, "pending": []})
+    shown = source.model_copy(
+        update={
+            "chain": masked,
+            "answer": None if source.answer is None else redactor.text(source.answer),
+            "detail": redactor.text(source.detail),
+            "output": redactor.value(source.output),
+            "pending": [],
+        }
+    )
     return Fixture(
         source=shown,
         expect=expectation_of(shown),
