@@ -32,4 +32,5 @@ Modules:
     concurrency      the latency-bound scenarios: children, timeouts, start-up times
     concurrency_report  their tables, goals and JSON
     masking          every view of a reply with many secret keys, timed in a child process
+    prune            pruning 1,000 finished runs (trim, delete, VACUUM), in a child process
 """

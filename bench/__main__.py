@@ -127,6 +127,7 @@ def config_from(args: argparse.Namespace) -> SuiteConfig:
             repeat=args.repeat,
             concurrency=concurrency,
             masking_keys=None,
+            prune_runs=None,
         )
     if args.quick:
         return SuiteConfig(

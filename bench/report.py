@@ -335,6 +335,25 @@ def _masking_markdown(results: SuiteResults) -> list[str]:
     ]
 
 
+def _prune_markdown(results: SuiteResults) -> list[str]:
+    sample = results.prune
+    if sample is None:
+        return []
+    phases = list(sample.seconds)
+    mb = {k: f"{v / 1e6:.1f} MB" for k, v in sample.file_bytes.items()}
+    return [
+        f"| prune of {sample.runs:,} finished runs (SQLite) | " + " | ".join(phases) + " |",
+        "|---|" + "---:|" * len(phases),
+        "| seconds | " + " | ".join(f"{sample.seconds[p]:.2f}" for p in phases) + " |",
+        "",
+        f"trim (--keep-last 2) deleted {sample.checkpoints_trimmed:,} checkpoints, then the "
+        f"whole runs went ({sample.checkpoints_deleted:,} checkpoints); the file: "
+        f"{mb['made']} made, {mb['trimmed']} after the trim and VACUUM, "
+        f"{mb['deleted']} after the delete.",
+        "",
+    ]
+
+
 def _masking_note(results: SuiteResults) -> list[str]:
     if results.masking is None:
         return []
@@ -368,6 +387,7 @@ def to_markdown(results: SuiteResults, rows: list[Row], goals: list[Goal]) -> st
     if results.concurrency is not None:
         lines += [*concurrency_markdown(results.concurrency), ""]
     lines += _masking_markdown(results)
+    lines += _prune_markdown(results)
     lines += ["| goal | target | measured | status |", "|---|---|---|---|"]
     lines += [f"| {g.name} | {g.target} | {g.measured} | **{g.status}** |" for g in goals]
     lines += ["", *[f"- {note}" for note in _notes(results)]]
@@ -482,6 +502,7 @@ def to_json(results: SuiteResults, rows: list[Row], goals: list[Goal]) -> dict[s
         "resumes": [asdict(s) for s in results.resumes],
         "concurrency": concurrency_json(results.concurrency),
         "masking": asdict(results.masking) if results.masking is not None else None,
+        "prune": asdict(results.prune) if results.prune is not None else None,
     }
 
 

@@ -12,8 +12,10 @@ from functools import partial
 from pathlib import Path
 
 from bench import bare_loop, masking, prebuilt_run, thinkgraph_run
+from bench import prune as prune_bench
 from bench.concurrency import ConcurrencyConfig, ConcurrencyResults, run_scenarios
 from bench.masking import MaskingSample
+from bench.prune import PruneSample
 from bench.samples import ResumeSample, RunSample
 
 __all__ = ["SuiteConfig", "SuiteResults", "run_suite"]
@@ -48,6 +50,8 @@ class SuiteConfig:
     masking_keys: int | None = masking.KEYS
     """Secret keys in the reply whose masking is timed in every view (`bench.masking`);
     None skips it."""
+    prune_runs: int | None = prune_bench.RUNS
+    """Finished runs whose prune is timed (`bench.prune`); None skips it."""
 
 
 @dataclass(slots=True)
@@ -64,6 +68,8 @@ class SuiteResults:
     """The latency-bound scenarios, when they were run."""
     masking: MaskingSample | None = None
     """Each view's time to mask and show a reply with many secret keys, when measured."""
+    prune: PruneSample | None = None
+    """The time to prune many finished runs, when measured."""
     seconds: float = 0.0
 
 
@@ -82,6 +88,9 @@ def run_suite(config: SuiteConfig) -> SuiteResults:
     if config.masking_keys:
         log("masking:")
         results.masking = masking.measure(config.masking_keys, log)
+    if config.prune_runs:
+        log("prune:")
+        results.prune = prune_bench.measure(config.prune_runs, log)
     if config.concurrency is not None:
         log("latency-bound scenarios:")
         results.concurrency = run_scenarios(config.concurrency, log)

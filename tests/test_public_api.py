@@ -19,6 +19,7 @@ def test_the_package_exports_exactly_its_public_names() -> None:
             "Pending",
             "Reject",
             "Respond",
+            "Retention",
             "RunResult",
             "ScriptedModel",
             "StepLimits",

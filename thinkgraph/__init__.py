@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from thinkgraph.llm.scripted import ScriptedModel
     from thinkgraph.result import RunResult
     from thinkgraph.state import Verdict
+    from thinkgraph.storage.prune import Retention
     from thinkgraph.tools.base import Tool
     from thinkgraph.tools.function import tool
     from thinkgraph.types import NextAction, StepLimits
@@ -33,6 +34,7 @@ __all__ = [
     "Pending",
     "Reject",
     "Respond",
+    "Retention",
     "RunResult",
     "ScriptedModel",
     "StepLimits",
@@ -52,6 +54,7 @@ _WHERE = {
     # limits and routing
     "NextAction": "thinkgraph.types",
     "StepLimits": "thinkgraph.types",
+    "Retention": "thinkgraph.storage.prune",
     # tools and validation
     "Tool": "thinkgraph.tools.base",
     "tool": "thinkgraph.tools.function",

@@ -27,7 +27,7 @@ from thinkgraph.policies.context import ContextPolicy
 from thinkgraph.runs import replay as replaying
 from thinkgraph.runs.driver import Driver
 from thinkgraph.state import AgentState
-from thinkgraph.storage import open_checkpointer
+from thinkgraph.storage import Retention, open_checkpointer
 from thinkgraph.tools import Tool, ToolRegistry, from_langchain, tool
 from thinkgraph.types import Breakpoints, StepLimits
 
@@ -164,6 +164,7 @@ def open_driver(
     limits: StepLimits,
     breakpoints: Breakpoints,
     traced: RunnableConfig,
+    retention: Retention | None = None,
 ) -> Driver:
     """The run driver of an agent: its store opened, its graph (ours when `builder` is None)
     compiled with it, and the agent's limits, breakpoints and tracing config."""
@@ -173,7 +174,13 @@ def open_driver(
     # ours is not: any Agent draws it.
     describe = functools.cache(lambda: description_of(graph)) if builder is not None else None
     return Driver(
-        graph, deps, limits=limits, breakpoints=breakpoints, traced=traced, describe=describe
+        graph,
+        deps,
+        limits=limits,
+        breakpoints=breakpoints,
+        traced=traced,
+        describe=describe,
+        retention=retention,
     )
 
 

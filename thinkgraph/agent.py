@@ -36,7 +36,7 @@ from thinkgraph.runs.driver import Driver, fresh_thread_id
 from thinkgraph.runs.events import RunEvent, asteps_of, outcome
 from thinkgraph.runs.reader import CheckpointInfo, RunReader
 from thinkgraph.state import BaseStep
-from thinkgraph.storage import DEFAULT_STORE, close_checkpointer
+from thinkgraph.storage import DEFAULT_STORE, Retention, close_checkpointer
 from thinkgraph.tools import Tool
 from thinkgraph.types import Breakpoints, RunStatus, StepLimits, check_thread_id
 
@@ -95,6 +95,7 @@ class Agent:
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
         run_name: str | None = None,
+        retention: Retention | None = None,
     ) -> None:
         self.limits = limits or StepLimits()
         settings = (max_observation_chars, context, confidence_threshold)
@@ -108,7 +109,7 @@ class Agent:
         self.breakpoints = as_breakpoints(
             breakpoints, self._builder.nodes if self._builder else REACT_NODES
         )
-        self._store = store
+        self._store, self._retention = store, retention  # retention: prune runs as they end
         self._driver: Driver | None = None
         # LangChain tracing for every graph call of this agent (run, resume, fork, events).
         self._traced = traced_config(callbacks, tags, metadata, run_name)
@@ -120,7 +121,7 @@ class Agent:
         """What runs this agent's graph: the store opened, the graph compiled, on first use."""
         if self._driver is None:
             parts = (self.deps, self._store, self.limits, self.breakpoints, self._traced)
-            self._driver = open_driver(self._builder, *parts)
+            self._driver = open_driver(self._builder, *parts, self._retention)
         return self._driver
 
     @property

@@ -4,6 +4,8 @@
 gated by approval) is started with `--graph examples.reflect:build`, paused at the
 approval, and continued by `thinkgraph approve` with only the options a run of our graph
 needs: the user's nodes run, `history` names them, and the drawing's counts are history's.
+The critic's and the planner's graphs are taken through the same steps, with reflect's
+gated `publish` among their tools.
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from examples import critic, planner, reflect
 from tests.cli.test_custom_graph_cli import overlay_counts, state, thinkgraph
-
-reflect = pytest.importorskip("examples.reflect", reason="examples/reflect.py not here yet")
 
 GRAPH = "examples.reflect:build"
 TOOLS = "examples.reflect:TOOLS"
@@ -45,6 +46,53 @@ def test_a_reflect_run_paused_at_approval_is_continued_by_the_cli_on_its_graph(
     history = Counter(line.split()[1] for line in listed.stdout.splitlines() if line.strip())
     assert history["reflect"] == 2 and history["execute"] == 2 and "think" not in history
     drawn = thinkgraph("draw", "--thread", "r1", "--format", "ascii", "--store", store)
+    assert drawn.returncode == 0, drawn.stderr
+    overlay = overlay_counts(drawn.stdout)
+    assert {n: c for n, c in history.items() if n != "start"} == {
+        n: c for n, c in overlay.items() if n not in ("start", "end")
+    }
+
+
+GATED_SCRIPTS = {
+    "critic": [
+        'Thought: say what I do.\nAction: publish\nAction Input: {"text": "computing 17 * 23"}',
+        'Thought: compute it.\nAction: calculator\nAction Input: {"expression": "17 * 23"}',
+        "Thought: the calculator says 391.\nFinal Answer: 391",
+    ],
+    "planner": [
+        "1. Publish that the total is on its way.\n2. Answer with the total.",
+        'Thought: step 1.\nAction: publish\nAction Input: {"text": "the total is coming"}',
+        "Thought: step 2.\nFinal Answer: 16.25",
+    ],
+}
+"""Replies that take each example's graph through an approval of reflect's `publish`."""
+
+
+@pytest.mark.parametrize(("example", "own_node"), [(critic, "critic"), (planner, "planner")])
+def test_each_example_paused_at_approval_is_continued_by_the_cli_on_its_graph(
+    tmp_path: Path, example: object, own_node: str
+) -> None:
+    graph = f"examples.{own_node}:build"
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(GATED_SCRIPTS[own_node]))
+    options = ["--store", store, "--tools", TOOLS, "--script", str(script)]
+    task = example.TASK  # type: ignore[attr-defined]
+
+    started = thinkgraph("run", task, "--thread", "g1", "--no-input", "--graph", graph, *options)
+    assert started.returncode == 3, started.stdout + started.stderr
+    assert state(store, "g1")[0] == "paused" and state(store, "g1")[2] == graph
+
+    done = thinkgraph("approve", "g1", "--no-input", *options)  # no --graph: the run knows it
+    assert done.returncode == 0, done.stdout + done.stderr
+    status, nodes, _ = state(store, "g1")
+    assert status == "done" and own_node in nodes and "publish" not in nodes
+
+    listed = thinkgraph("history", "g1", "--store", store)
+    assert listed.returncode == 0, listed.stderr
+    history = Counter(line.split()[1] for line in listed.stdout.splitlines() if line.strip())
+    assert history[own_node] == 1 and history["approve"] >= 1
+    drawn = thinkgraph("draw", "--thread", "g1", "--format", "ascii", "--store", store)
     assert drawn.returncode == 0, drawn.stderr
     overlay = overlay_counts(drawn.stdout)
     assert {n: c for n, c in history.items() if n != "start"} == {

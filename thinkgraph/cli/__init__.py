@@ -6,6 +6,7 @@ from thinkgraph.cli import (  # noqa: F401  - importing registers the commands
     export_test,
     hitl,
     inspect,
+    prune,
     replay,
     run,
     serve,

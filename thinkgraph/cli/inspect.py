@@ -19,6 +19,7 @@ from thinkgraph.cli._app import (
 )
 from thinkgraph.cli._options import GraphOpt, McpOpt, ReadToolsOpt, StoreOpt
 from thinkgraph.cli._runs import new_graph, print_jobs, queued_message, run_graph, stopped_runs
+from thinkgraph.cli.prune import human_size
 from thinkgraph.errors import ThreadNotFoundError
 
 SHOW_FORMATS = ("text", "markdown", "json", "html")
@@ -46,6 +47,7 @@ def runs(
         with Agent(ScriptedModel([]), store=url) as agent:
             found = agent.runs(status=status, limit=limit)  # type: ignore[arg-type]
             stopped = stopped_runs(agent, [r.thread_id for r in found if r.status == "running"])
+            sizes = run_sizes(agent)
         if not found:
             typer.echo("no runs" + (f" with status {status}" if status else ""))
         for run in found:
@@ -56,13 +58,26 @@ def runs(
             status_text = f"{run.status}: {what}" if what else run.status
             if run.thread_id in stopped:
                 status_text = "stopped: resume to continue"
-            typer.echo(f"{run.thread_id:<16} {status_text:<36} {run.steps:>3} steps  {when}")
+            size = human_size(sizes[run.thread_id]) if run.thread_id in sizes else ""
+            typer.echo(
+                f"{run.thread_id:<16} {status_text:<36} {run.steps:>3} steps  {when}  {size:>9}"
+            )
         from thinkgraph.storage import is_postgres_url
 
         if status is None and is_postgres_url(url):
             print_jobs(url, limit=limit)
 
     guarded(go)
+
+
+def run_sizes(agent: Any) -> dict[str, int]:
+    """Each run's stored size, in one query over the store (empty for memory://)."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from thinkgraph.storage import Store
+
+    saver = agent.graph.checkpointer
+    return Store(saver).run_sizes() if isinstance(saver, BaseCheckpointSaver) else {}
 
 
 def _overlay_diagram(agent: Any, thread: str) -> str | None:

@@ -39,6 +39,7 @@ from thinkgraph.runs.forks import fork_edits, forked_state
 from thinkgraph.runs.reader import RunReader, pending_of, status_of
 from thinkgraph.state import BaseStep, Counters, RunInfo, TaskStep, numbered, start_state
 from thinkgraph.storage.contract import Store
+from thinkgraph.storage.prune import Retention
 from thinkgraph.types import Breakpoints, StepLimits, check_thread_id
 
 __all__ = ["Driver", "fresh_thread_id"]
@@ -76,6 +77,7 @@ class Driver:
         breakpoints: Breakpoints | None = None,
         traced: RunnableConfig | None = None,
         describe: Callable[[], dict[str, Any]] | None = None,
+        retention: Retention | None = None,
     ) -> None:
         saver = graph.checkpointer
         if not isinstance(saver, BaseCheckpointSaver):
@@ -91,6 +93,8 @@ class Driver:
         self.reader = RunReader(saver, graph, deps.validators)
         self._traced: RunnableConfig = dict(traced or {})  # type: ignore[assignment]
         self._describe = describe
+        self.retention = retention
+        """What of its finished runs is pruned when each ends (`storage.prune.Retention`)."""
 
     def config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
         """The config of every graph call on `thread_id`: its id, tracing, recursion limit.
@@ -145,6 +149,7 @@ class Driver:
             plan = (state, config, self.breakpoints)
             async for event in self._advance(thread_id, plan, counters, len(state["chain"]), nodes):
                 yield event
+        await self._retain(thread_id)
 
     async def resume(
         self, thread_id: str, decisions: Any = None, *, nodes: bool = True, replaying: bool = False
@@ -187,6 +192,7 @@ class Driver:
             # is looked up in the stored chain.
             async for event in self._advance(thread_id, plan, counters, None, nodes):
                 yield event
+        await self._retain(thread_id)
 
     async def fork(
         self,
@@ -249,6 +255,7 @@ class Driver:
             plan = (None, target, points if isinstance(points, Breakpoints) else Breakpoints())
             async for event in self._advance(new_id, plan, counters, len(values["chain"]), nodes):
                 yield event
+        await self._retain(new_id)
 
     async def check_resume(self, thread_id: str, decisions: Any = None) -> str:
         """Check that `resume(thread_id, decisions)` would be accepted, without running it.
@@ -358,6 +365,12 @@ class Driver:
             await asyncio.to_thread(self.store.keep_for_resume, latest.config, chain)
         await asyncio.to_thread(self.store.settle)
         return result
+
+    async def _retain(self, thread_id: str) -> None:
+        """Prune as the agent's retention says, once the run has let go of its thread (a
+        prune takes the lease itself); a run that did not finish is left whole."""
+        if self.retention is not None:
+            await asyncio.to_thread(self.retention.apply, self.saver, thread_id, self.reader.status)
 
     async def _refuse_existing(self, thread_id: str) -> None:
         # Any checkpoint means the thread holds a run, even one killed before its first

@@ -205,6 +205,14 @@ class RunReader:
             output=structured_output(chain, self._validators),
         )
 
+    def status(self, thread_id: str) -> RunStatus | None:
+        """Where a run stands, from its latest checkpoint's small channels (the chain is not
+        rebuilt); None when the thread holds no run. A run stopped at a breakpoint reads
+        as running: telling needs its next node, which only a full read computes."""
+        with steps_left_packed():
+            latest = self._store.get_tuple(_config(thread_id))
+        return None if latest is None else status_of(without_chain(latest))
+
     def runs(self, status: RunStatus | None = None, limit: int | None = None) -> list[RunSummary]:
         """The runs in the store, the most recently updated first.
 

@@ -11,10 +11,14 @@ from thinkgraph.storage.checkpointers import (
 )
 from thinkgraph.storage.contract import RunStore, Store
 from thinkgraph.storage.lease import ThreadLeases, athread_lease, thread_lease
+from thinkgraph.storage.prune import PruneReport, Retention, RunPruned, prune
 from thinkgraph.storage.threads import RunSummary, list_threads
 
 __all__ = [
     "DEFAULT_STORE",
+    "PruneReport",
+    "Retention",
+    "RunPruned",
     "RunStore",
     "RunSummary",
     "Store",
@@ -24,6 +28,7 @@ __all__ = [
     "is_postgres_url",
     "list_threads",
     "open_checkpointer",
+    "prune",
     "serializer",
     "sqlite_path",
     "thread_lease",

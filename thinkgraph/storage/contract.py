@@ -7,7 +7,9 @@ more, and this module is their one home:
 - **list runs**: the thread ids of the root namespace, newest first, in one query;
 - **keep-for-resume**: a paused run's chain stored whole, so its resume replays nothing
   (and `settle`: deferred write work done while the run waits);
-- **lease**: one process advances a thread at a time (see `thinkgraph.storage.lease`).
+- **lease**: one process advances a thread at a time (see `thinkgraph.storage.lease`);
+- **prune**: delete old checkpoints of finished runs, and each run's size
+  (see `thinkgraph.storage.prune`).
 
 thinkgraph's durable stores (SQLite and PostgreSQL) implement the whole `RunStore`
 protocol; the in-memory one knows and lists its threads (a run there is never resumed by
@@ -36,6 +38,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from thinkgraph.errors import StorageError
 from thinkgraph.storage.lease import athread_lease, is_held, thread_lease
+from thinkgraph.storage.prune import PruneReport, prune, run_sizes
 
 __all__ = ["KeepsPausedRuns", "KnowsThreads", "ListsThreads", "RunStore", "Store"]
 
@@ -175,6 +178,19 @@ class Store:
     def is_held(self, thread_id: str) -> bool:
         """Whether some process advances `thread_id` now, for a listing."""
         return is_held(self.saver, thread_id)
+
+    def prune(self, **options: Any) -> PruneReport:
+        """Delete old checkpoints of finished runs (see `storage.prune.prune` for the
+        options: `status`, `keep_last`, `older_than`, `thread`, `dry_run`, ...).
+
+        Raises:
+            StorageError: the store is not SQLite or PostgreSQL.
+        """
+        return prune(self.saver, **options)
+
+    def run_sizes(self) -> dict[str, int]:
+        """Each run's stored size in bytes, in one query; empty for another store."""
+        return run_sizes(self.saver)
 
 
 def memory_thread_ids(saver: InMemorySaver) -> list[str]:

@@ -1,0 +1,835 @@
+"""Prune old checkpoints of finished runs, on SQLite and PostgreSQL, without breaking any.
+
+LangGraph's savers leave `prune` unimplemented for graphs with a `DeltaChannel`, and the
+obvious "keep the latest checkpoints" breaks them: our chain is delta-stored, so a
+checkpoint's chain is its nearest snapshot plus every chain write of its ancestors since.
+Deleting those ancestors would make the kept checkpoints load an empty or truncated chain,
+silently. Here, before any ancestor goes, the oldest checkpoint kept on each line stores
+its delta channels whole (a snapshot, written the way the store writes its own) and
+becomes the root of what is kept; only then are the older checkpoints, their writes,
+their blobs and their snapshot listings deleted, in one transaction.
+
+What is never touched:
+
+- a run that is not finished (paused, running, interrupted, or anything the caller's
+  `status` does not call done or failed): prune works only where nothing will continue;
+- a run someone holds the lease of (`storage.lease`): a real prune takes each run's lease
+  for its own work, and skips a run whose lease is held;
+- a run that moved on between being read and being pruned (its latest checkpoint
+  changed): skipped, to be looked at again next time.
+
+This module reads a run's status from no driver: the caller passes `status` (thread id ->
+"done", "failed", "paused", ...), as the run reader decides it.
+
+Example:
+    >>> from thinkgraph.storage import open_checkpointer
+    >>> parse_duration("30d").days
+    30
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, Protocol
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.channels import DeltaChannel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
+from thinkgraph.errors import StorageError, ThinkgraphError, ThreadBusyError
+from thinkgraph.state import append_steps
+from thinkgraph.storage.lease import is_held, thread_lease
+from thinkgraph.storage.sqlite import LATEST_THREADS_SQL, CompactSqliteSaver
+
+__all__ = [
+    "DURATION_HELP",
+    "FINISHED",
+    "PruneError",
+    "PruneReport",
+    "Retention",
+    "RunPruned",
+    "parse_duration",
+    "prune",
+    "run_sizes",
+    "vacuum",
+]
+
+FINISHED = frozenset({"done", "failed"})
+"""The statuses of a run nothing will continue: the only runs prune touches."""
+
+DURATION_HELP = "takes a number and a unit, e.g. 30d or 12h"
+"""What a duration looks like, for the one-line error of a bad one."""
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", re.IGNORECASE)
+
+
+class PruneError(ThinkgraphError, ValueError):
+    """Prune was asked for something it cannot do (no option, a bad duration)."""
+
+
+def parse_duration(text: str) -> timedelta:
+    """A duration written as a number and a unit: s, m, h, d or w (``30d``, ``12h``).
+
+    Raises:
+        PruneError: `text` is not such a duration.
+    """
+    found = _DURATION.fullmatch(text)
+    if found is None:
+        raise PruneError(f"a duration {DURATION_HELP}, not {text!r}")
+    return timedelta(seconds=float(found[1]) * _UNITS[found[2].lower()])
+
+
+Action = Literal["delete", "trim", "skip"]
+
+
+@dataclass(frozen=True)
+class RunPruned:
+    """What prune did (or, in a dry run, would do) to one run."""
+
+    thread_id: str
+    action: Action
+    """delete: the whole run; trim: its older checkpoints; skip: nothing (see `reason`)."""
+    reason: str = ""
+    """Why a run was skipped: its status, "leased", "moved on"."""
+    checkpoints: int = 0
+    writes: int = 0
+    blobs: int = 0
+    """PostgreSQL's per-version values (SQLite keeps them inside the checkpoint)."""
+    size: int = 0
+    """Bytes of stored values deleted (the rows' payloads; indexes not counted)."""
+    kept: int = 0
+    """Checkpoints left to the run."""
+
+
+@dataclass
+class PruneReport:
+    """The runs prune touched or skipped, and what it deleted (would delete, if dry)."""
+
+    dry_run: bool
+    runs: list[RunPruned] = field(default_factory=list)
+
+    @property
+    def touched(self) -> list[RunPruned]:
+        """The runs deleted or trimmed."""
+        return [r for r in self.runs if r.action != "skip"]
+
+    @property
+    def skipped(self) -> list[RunPruned]:
+        """The runs left alone, each with its reason."""
+        return [r for r in self.runs if r.action == "skip"]
+
+    @property
+    def checkpoints(self) -> int:
+        """Checkpoints deleted in all."""
+        return sum(r.checkpoints for r in self.runs)
+
+    @property
+    def writes(self) -> int:
+        """Writes deleted in all."""
+        return sum(r.writes for r in self.runs)
+
+    @property
+    def blobs(self) -> int:
+        """Blobs deleted in all (PostgreSQL)."""
+        return sum(r.blobs for r in self.runs)
+
+    @property
+    def size(self) -> int:
+        """Bytes of stored values deleted in all."""
+        return sum(r.size for r in self.runs)
+
+
+@dataclass(frozen=True)
+class _Counts:
+    checkpoints: int = 0
+    writes: int = 0
+    blobs: int = 0
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class _Trim:
+    """A run's trim: the checkpoints kept and deleted, and the kept ones whose parent goes
+    (each becomes a root, storing its delta channels whole)."""
+
+    kept: list[str]
+    deleted: list[str]
+    roots: list[str]
+
+
+class _Tables(Protocol):
+    """One backend's queries (SQLite or PostgreSQL)."""
+
+    def latest(self) -> list[tuple[str, str]]: ...
+
+    def lineage(self, thread_id: str) -> list[tuple[str, str | None]]: ...
+
+    def count_thread(self, thread_id: str) -> _Counts: ...
+
+    def delete_thread(self, thread_id: str) -> _Counts: ...
+
+    def count_trim(self, thread_id: str, trim: _Trim) -> _Counts: ...
+
+    def trim(
+        self, thread_id: str, trim: _Trim, snapshots: Mapping[str, Mapping[str, Any]]
+    ) -> _Counts: ...
+
+    def sizes(self) -> dict[str, int]: ...
+
+
+class Retention(BaseModel):
+    """How much of its finished runs an `Agent` keeps, applied each time a run ends.
+
+    Example:
+        >>> Retention(keep_last=20, older_than="30d").older_than.days
+        30
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    keep_last: int | None = Field(default=None, ge=1)
+    """Trim each run that ends done or failed to its N newest checkpoints (they still
+    read, fork, resume and replay)."""
+    older_than: timedelta | str | None = None
+    """Delete whole finished runs last updated longer ago than this ("30d", "12h" or a
+    timedelta), looked for at most once per `sweep_every` in a store."""
+    sweep_every: timedelta = timedelta(minutes=10)
+    """How often the store is looked through for runs `older_than`."""
+
+    @field_validator("older_than", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return parse_duration(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _something(self) -> Retention:
+        if self.keep_last is None and self.older_than is None:
+            raise ValueError("Retention keeps everything: pass keep_last=N or older_than='30d'")
+        return self
+
+    def apply(
+        self,
+        saver: BaseCheckpointSaver[Any],
+        thread_id: str,
+        status: Callable[[str], str | None],
+        *,
+        now: datetime | None = None,
+    ) -> PruneReport:
+        """Prune after the run on `thread_id` ended: trim it, and now and then sweep the
+        store for old finished runs. A store that cannot be pruned (memory://) is left.
+
+        Args:
+            saver: the store the run is in.
+            thread_id: the run that just ended.
+            status: a run's status by thread id, as the run reader decides it.
+            now: the time `older_than` counts back from (default: now).
+        """
+        report = PruneReport(dry_run=False)
+        try:
+            tables_of(saver)
+        except StorageError:
+            return report
+        if self.keep_last is not None:
+            report.runs += prune(
+                saver, status=status, keep_last=self.keep_last, threads=[thread_id]
+            ).runs
+        age = self.older_than
+        if isinstance(age, str):  # never, once validated: kept for the type checker
+            age = parse_duration(age)
+        if age is not None and _sweep_due(saver, self.sweep_every):
+            report.runs += prune(saver, status=status, older_than=age, now=now).runs
+        return report
+
+
+_SWEPT: weakref.WeakKeyDictionary[BaseCheckpointSaver[Any], float] = weakref.WeakKeyDictionary()
+_SWEEPING = threading.Lock()
+
+
+def _sweep_due(saver: BaseCheckpointSaver[Any], every: timedelta) -> bool:
+    """Whether the store behind `saver` is due a look for old runs (and note that it had
+    one): one listing query per `every`, not one per run that ends."""
+    with _SWEEPING:
+        last = _SWEPT.get(saver)
+        at = time.monotonic()
+        if last is not None and at - last < every.total_seconds():
+            return False
+        _SWEPT[saver] = at
+        return True
+
+
+def default_delta_channels() -> dict[str, DeltaChannel[Any]]:
+    """The delta channels of a thinkgraph run: the chain (see `state.AgentState`)."""
+    return {"chain": DeltaChannel(append_steps)}
+
+
+def prune(
+    saver: BaseCheckpointSaver[Any],
+    *,
+    status: Callable[[str], str | None],
+    keep_last: int | None = None,
+    older_than: timedelta | None = None,
+    thread: str | None = None,
+    threads: Iterable[str] | None = None,
+    dry_run: bool = False,
+    delta_channels: Mapping[str, DeltaChannel[Any]] | None = None,
+    now: datetime | None = None,
+) -> PruneReport:
+    """Delete old checkpoints, writes and blobs of finished runs.
+
+    Args:
+        saver: a SQLite or PostgreSQL store from `open_checkpointer`.
+        status: a run's status by thread id, as the run reader decides it; only "done"
+            and "failed" runs are touched.
+        keep_last: keep this many of each run's newest checkpoints (at least 1); the
+            oldest kept one then stores the chain whole, so every kept checkpoint still
+            reads, resumes, forks and replays. Without it, whole runs are deleted.
+        older_than: only runs last updated longer ago than this.
+        thread: this one run, deleted whole (every row of it, in every table).
+        threads: look only at these runs (default: every run in the store).
+        dry_run: count what would be deleted; delete nothing, take no lease.
+        delta_channels: the graph's delta channels by name (default: the chain); a run
+            that has another one is never trimmed, only deleted whole.
+        now: the time `older_than` counts back from (default: now).
+
+    Returns:
+        The report: each run deleted, trimmed or skipped (with why), and the totals.
+
+    Raises:
+        PruneError: no option says what to prune, or `keep_last` is below 1.
+        StorageError: the store is not SQLite or PostgreSQL, or cannot be written.
+    """
+    if keep_last is None and older_than is None and thread is None:
+        raise PruneError("nothing to prune: pass keep_last, older_than or thread")
+    if keep_last is not None and keep_last < 1:
+        raise PruneError(
+            f"keep_last must be at least 1, not {keep_last}; to delete whole runs, leave it out"
+        )
+    tables = tables_of(saver)
+    specs = dict(delta_channels) if delta_channels is not None else default_delta_channels()
+    cutoff = (now or datetime.now(UTC)) - older_than if older_than is not None else None
+    if thread is not None:
+        candidates = [thread]
+    elif threads is not None:
+        candidates = list(dict.fromkeys(threads))
+    else:
+        # One query names every run and its latest checkpoint, whose id tells its age: a
+        # run too recent is passed over without another query.
+        candidates = [t for t, latest in tables.latest() if _old_enough(latest, cutoff)]
+    report = PruneReport(dry_run=dry_run)
+    for thread_id in candidates:
+        lineage = tables.lineage(thread_id)
+        if not lineage:
+            if thread is not None:
+                report.runs.append(RunPruned(thread_id, "skip", reason="no such run"))
+            continue
+        latest = lineage[-1][0]
+        if thread is None and not _old_enough(latest, cutoff):
+            continue
+        trim = None if thread is not None or keep_last is None else plan_trim(lineage, keep_last)
+        if thread is None and keep_last is not None and trim is None:
+            continue  # no more checkpoints than it keeps
+        found = status(thread_id)
+        if found not in FINISHED:
+            report.runs.append(RunPruned(thread_id, "skip", reason=str(found or "unknown")))
+            continue
+        report.runs.append(
+            _prune_one(saver, tables, specs, thread_id, latest, trim, dry_run=dry_run)
+        )
+    return report
+
+
+def _old_enough(checkpoint_id: str, cutoff: datetime | None) -> bool:
+    if cutoff is None:
+        return True
+    written = checkpoint_time(checkpoint_id)
+    return written is not None and written <= cutoff
+
+
+def _prune_one(
+    saver: BaseCheckpointSaver[Any],
+    tables: _Tables,
+    specs: Mapping[str, DeltaChannel[Any]],
+    thread_id: str,
+    latest: str,
+    trim: _Trim | None,
+    *,
+    dry_run: bool,
+) -> RunPruned:
+    if dry_run:
+        if is_held(saver, thread_id):
+            return RunPruned(thread_id, "skip", reason="leased")
+        counts = (
+            tables.count_thread(thread_id) if trim is None else tables.count_trim(thread_id, trim)
+        )
+        return _pruned(thread_id, trim, counts)
+    try:
+        # nested=False: this process's own run of the thread (an Agent call around us)
+        # must not pass as the holder.
+        with thread_lease(saver, thread_id, nested=False):
+            lineage = tables.lineage(thread_id)
+            if not lineage or lineage[-1][0] != latest:
+                return RunPruned(thread_id, "skip", reason="moved on")
+            if trim is None:
+                return _pruned(thread_id, None, tables.delete_thread(thread_id))
+            snapshots = {}
+            for root in trim.roots:
+                values = _whole_values(saver, specs, thread_id, root)
+                if values is None:
+                    return RunPruned(
+                        thread_id, "skip", reason="has a delta channel prune cannot rebuild"
+                    )
+                snapshots[root] = values
+            return _pruned(thread_id, trim, tables.trim(thread_id, trim, snapshots))
+    except ThreadBusyError:
+        return RunPruned(thread_id, "skip", reason="leased")
+
+
+def _pruned(thread_id: str, trim: _Trim | None, counts: _Counts) -> RunPruned:
+    return RunPruned(
+        thread_id,
+        "delete" if trim is None else "trim",
+        checkpoints=counts.checkpoints,
+        writes=counts.writes,
+        blobs=counts.blobs,
+        size=counts.size,
+        kept=0 if trim is None else len(trim.kept),
+    )
+
+
+def plan_trim(lineage: Sequence[tuple[str, str | None]], keep_last: int) -> _Trim | None:
+    """Which checkpoints a trim keeps and deletes; None when it deletes none.
+
+    Args:
+        lineage: (checkpoint id, parent id) of the run's checkpoints, oldest first.
+        keep_last: how many of the newest to keep.
+    """
+    if len(lineage) <= keep_last:
+        return None
+    kept = [cid for cid, _ in lineage[-keep_last:]]
+    keep = set(kept)
+    roots = [
+        cid for cid, parent in lineage[-keep_last:] if parent is not None and parent not in keep
+    ]
+    deleted = [cid for cid, _ in lineage[:-keep_last]]
+    return _Trim(kept=kept, deleted=deleted, roots=roots)
+
+
+def _whole_values(
+    saver: BaseCheckpointSaver[Any],
+    specs: Mapping[str, DeltaChannel[Any]],
+    thread_id: str,
+    checkpoint_id: str,
+) -> dict[str, Any] | None:
+    """The values of the delta channels a checkpoint does not store whole, rebuilt from its
+    ancestors as LangGraph would; None if it has a delta channel not in `specs`."""
+    config: RunnableConfig = {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": "",
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+    found = saver.get_tuple(config)
+    if found is None:
+        return {}
+    counters = (found.metadata or {}).get("counters_since_delta_snapshot") or {}
+    if isinstance(counters, Mapping) and set(counters) - set(specs):
+        return None
+    checkpoint = found.checkpoint
+    stored = checkpoint.get("channel_values") or {}
+    wanted = [
+        ch
+        for ch in specs
+        if ch in checkpoint.get("channel_versions", {})
+        and not isinstance(stored.get(ch), DeltaSnapshot)
+    ]
+    if not wanted:
+        return {}
+    history = saver.get_delta_channel_history(config=found.config, channels=wanted)
+    values: dict[str, Any] = {}
+    for ch in wanted:
+        entry = history.get(ch, {"writes": []})
+        channel = specs[ch].from_checkpoint(entry.get("seed"))
+        channel.replay_writes(entry["writes"])
+        values[ch] = channel.value
+    return values
+
+
+def checkpoint_time(checkpoint_id: str) -> datetime | None:
+    """When a checkpoint was written, read from its id (LangGraph's ids are UUIDv6,
+    time-ordered); None for an id that is not one."""
+    try:
+        value = int(checkpoint_id.replace("-", ""), 16)
+    except ValueError:
+        return None
+    if (value >> 76) & 0xF != 6:
+        return None
+    ticks = ((value >> 80) << 12) | ((value >> 64) & 0x0FFF)  # 100 ns since 1582-10-15
+    seconds = (ticks - 0x01B21DD213814000) / 10_000_000
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def run_sizes(saver: BaseCheckpointSaver[Any]) -> dict[str, int]:
+    """Each run's stored size in bytes (checkpoints, writes and blobs), in one query.
+
+    Empty for a store that is neither SQLite nor PostgreSQL.
+    """
+    try:
+        tables = tables_of(saver)
+    except StorageError:
+        return {}
+    return tables.sizes()
+
+
+def vacuum(saver: BaseCheckpointSaver[Any]) -> bool:
+    """Give the space a prune freed back to the file system (SQLite's ``VACUUM``).
+
+    PostgreSQL reuses freed space by itself (autovacuum); run ``VACUUM FULL`` there to
+    shrink the files. Returns whether the file was shrunk (not when another process
+    is using it: run it again later).
+    """
+    if not isinstance(saver, CompactSqliteSaver):
+        return False
+    with saver.lock:
+        saver.conn.commit()
+        try:
+            saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            saver.conn.execute("VACUUM")
+            saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.OperationalError as exc:
+            # Another process reads or writes the file now: the rows are gone all the
+            # same, and their space is reused; shrinking the file can wait.
+            if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (
+                sqlite3.SQLITE_BUSY,
+                sqlite3.SQLITE_LOCKED,
+            ):
+                return False
+            raise
+    return True
+
+
+def tables_of(saver: BaseCheckpointSaver[Any]) -> _Tables:
+    """The queries of the store behind `saver`.
+
+    Raises:
+        StorageError: it is neither thinkgraph's SQLite nor its PostgreSQL store.
+    """
+    if isinstance(saver, CompactSqliteSaver):
+        return _SqliteTables(saver)
+    # Only a program that opened a PostgreSQL store has loaded its module.
+    postgres = sys.modules.get("thinkgraph.storage.postgres")
+    if postgres is not None and isinstance(saver, postgres.PostgresStore):
+        return _PostgresTables(saver)
+    raise StorageError(
+        f"prune works on SQLite and PostgreSQL stores, not {type(saver).__name__}; "
+        "point --store at a sqlite:/// or postgresql:// URL"
+    )
+
+
+# -- SQLite -----------------------------------------------------------------------------------
+
+_SQ_LINEAGE = (
+    "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id"
+)
+_SQ_IDS = "(SELECT value FROM json_each(?))"
+_SQ_SIZES = (
+    "SELECT thread_id, SUM(n) FROM ("
+    "SELECT thread_id, length(checkpoint) + length(metadata) AS n FROM checkpoints "
+    "UNION ALL SELECT thread_id, length(value) FROM writes"
+    ") GROUP BY thread_id"
+)
+
+
+class _SqliteTables:
+    """The SQLite store: `checkpoints`, `writes` and our `delta_snapshots` listing."""
+
+    def __init__(self, saver: CompactSqliteSaver) -> None:
+        self.saver = saver
+
+    def _one(self, sql: str, args: Sequence[Any]) -> tuple[int, int]:
+        with self.saver.lock:
+            count, size = self.saver.conn.execute(sql, args).fetchone()
+        return int(count or 0), int(size or 0)
+
+    def latest(self) -> list[tuple[str, str]]:
+        with self.saver.lock:
+            return [(row[0], row[1]) for row in self.saver.conn.execute(LATEST_THREADS_SQL)]
+
+    def lineage(self, thread_id: str) -> list[tuple[str, str | None]]:
+        with self.saver.lock:
+            return [(r[0], r[1]) for r in self.saver.conn.execute(_SQ_LINEAGE, (thread_id,))]
+
+    def count_thread(self, thread_id: str) -> _Counts:
+        checkpoints, c_size = self._one(
+            "SELECT count(*), SUM(length(checkpoint) + length(metadata)) FROM checkpoints "
+            "WHERE thread_id = ?",
+            (thread_id,),
+        )
+        writes, w_size = self._one(
+            "SELECT count(*), SUM(length(value)) FROM writes WHERE thread_id = ?", (thread_id,)
+        )
+        return _Counts(checkpoints, writes, 0, c_size + w_size)
+
+    def delete_thread(self, thread_id: str) -> _Counts:
+        counts = self.count_thread(thread_id)
+        with self.saver.cursor() as cur:  # one transaction
+            for table in ("checkpoints", "writes", "delta_snapshots"):
+                cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+        return counts
+
+    def count_trim(self, thread_id: str, trim: _Trim) -> _Counts:
+        ids = json.dumps(trim.deleted)
+        checkpoints, c_size = self._one(
+            "SELECT count(*), SUM(length(checkpoint) + length(metadata)) FROM checkpoints "
+            f"WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN {_SQ_IDS}",
+            (thread_id, ids),
+        )
+        writes, w_size = self._one(
+            "SELECT count(*), SUM(length(value)) FROM writes "
+            f"WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN {_SQ_IDS}",
+            (thread_id, ids),
+        )
+        return _Counts(checkpoints, writes, 0, c_size + w_size)
+
+    def trim(
+        self, thread_id: str, trim: _Trim, snapshots: Mapping[str, Mapping[str, Any]]
+    ) -> _Counts:
+        counts = self.count_trim(thread_id, trim)
+        ids = json.dumps(trim.deleted)
+        serde = self.saver.serde
+        with self.saver.cursor() as cur:  # one transaction: all of it, or none
+            for root in trim.roots:
+                key = (thread_id, "", root)
+                row = cur.execute(
+                    "SELECT type, checkpoint FROM checkpoints "
+                    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    key,
+                ).fetchone()
+                values = snapshots.get(root) or {}
+                if row is not None and values:
+                    checkpoint = serde.loads_typed((row[0], row[1]))
+                    stored = dict(checkpoint.get("channel_values") or {})
+                    stored.update({ch: DeltaSnapshot(v) for ch, v in values.items()})
+                    type_tag, blob = serde.dumps_typed({**checkpoint, "channel_values": stored})
+                    cur.execute(
+                        "UPDATE checkpoints SET type = ?, checkpoint = ? "
+                        "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                        (type_tag, blob, *key),
+                    )
+                    cur.executemany(
+                        "INSERT OR REPLACE INTO delta_snapshots VALUES (?, ?, ?, ?, ?)",
+                        [(*key, ch, _length(v)) for ch, v in values.items()],
+                    )
+                # A root now: no walk looks past it for a parent that is gone.
+                cur.execute(
+                    "UPDATE checkpoints SET parent_checkpoint_id = NULL "
+                    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    key,
+                )
+            for table in ("writes", "delta_snapshots", "checkpoints"):
+                cur.execute(
+                    f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = '' "
+                    f"AND checkpoint_id IN {_SQ_IDS}",
+                    (thread_id, ids),
+                )
+        return counts
+
+    def sizes(self) -> dict[str, int]:
+        with self.saver.lock:
+            return {row[0]: int(row[1] or 0) for row in self.saver.conn.execute(_SQ_SIZES)}
+
+
+# -- PostgreSQL -------------------------------------------------------------------------------
+
+_PG_LINEAGE = (
+    "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints "
+    "WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id"
+)
+_PG_SIZES = (
+    "SELECT thread_id, SUM(n)::bigint AS size FROM ("
+    "SELECT thread_id, pg_column_size(checkpoint) + pg_column_size(metadata) AS n "
+    "FROM checkpoints "
+    "UNION ALL SELECT thread_id, octet_length(blob) FROM checkpoint_writes "
+    "UNION ALL SELECT thread_id, coalesce(octet_length(blob), 0) FROM checkpoint_blobs"
+    ") s GROUP BY thread_id"
+)
+_PG_VERSIONS = (
+    "SELECT DISTINCT v.key AS channel, v.value AS version FROM checkpoints c "
+    "CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v "
+    "WHERE c.thread_id = %s AND c.checkpoint_ns = '' AND c.checkpoint_id = ANY(%s)"
+)
+
+
+class _PostgresTables:
+    """The PostgreSQL store: `checkpoints`, `checkpoint_writes`, `checkpoint_blobs` (one
+    value per channel version) and our `kept_snapshots` listing."""
+
+    def __init__(self, saver: Any) -> None:
+        self.saver = saver
+
+    def _rows(self, sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
+        with postgres_cursor(self.saver) as cur:
+            return list(cur.execute(sql, args).fetchall())
+
+    def latest(self) -> list[tuple[str, str]]:
+        return [(r["thread_id"], r["latest"]) for r in self._rows(LATEST_THREADS_SQL, ())]
+
+    def lineage(self, thread_id: str) -> list[tuple[str, str | None]]:
+        rows = self._rows(_PG_LINEAGE, (thread_id,))
+        return [(r["checkpoint_id"], r["parent_checkpoint_id"]) for r in rows]
+
+    def count_thread(self, thread_id: str) -> _Counts:
+        row = self._rows(
+            "SELECT "
+            "(SELECT count(*) FROM checkpoints WHERE thread_id = %s) AS c, "
+            "(SELECT SUM(pg_column_size(checkpoint) + pg_column_size(metadata)) "
+            " FROM checkpoints WHERE thread_id = %s) AS cs, "
+            "(SELECT count(*) FROM checkpoint_writes WHERE thread_id = %s) AS w, "
+            "(SELECT SUM(octet_length(blob)) FROM checkpoint_writes WHERE thread_id = %s) AS ws, "
+            "(SELECT count(*) FROM checkpoint_blobs WHERE thread_id = %s) AS b, "
+            "(SELECT SUM(coalesce(octet_length(blob), 0)) FROM checkpoint_blobs "
+            " WHERE thread_id = %s) AS bs",
+            (thread_id,) * 6,
+        )[0]
+        size = sum(int(row[k] or 0) for k in ("cs", "ws", "bs"))
+        return _Counts(int(row["c"]), int(row["w"]), int(row["b"]), size)
+
+    def delete_thread(self, thread_id: str) -> _Counts:
+        counts = self.count_thread(thread_id)
+        with self._transaction() as cur:
+            for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs", "kept_snapshots"):
+                cur.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread_id,))
+        return counts
+
+    def _garbage(self, cur: Any, thread_id: str, trim: _Trim) -> dict[str, list[str]]:
+        """Blob versions that deleted checkpoints use and no kept one does, by channel."""
+        freed = cur.execute(_PG_VERSIONS, (thread_id, trim.deleted)).fetchall()
+        used = cur.execute(_PG_VERSIONS, (thread_id, trim.kept)).fetchall()
+        kept = {(r["channel"], r["version"]) for r in used}
+        garbage: dict[str, list[str]] = {}
+        for r in freed:
+            if (r["channel"], r["version"]) not in kept:
+                garbage.setdefault(r["channel"], []).append(r["version"])
+        return garbage
+
+    def count_trim(self, thread_id: str, trim: _Trim) -> _Counts:
+        with postgres_cursor(self.saver) as cur:
+            return self._count_trim(cur, thread_id, trim)
+
+    def _count_trim(self, cur: Any, thread_id: str, trim: _Trim) -> _Counts:
+        row = cur.execute(
+            "SELECT count(*) AS c, SUM(pg_column_size(checkpoint) + pg_column_size(metadata)) "
+            "AS s FROM checkpoints "
+            "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = ANY(%s)",
+            (thread_id, trim.deleted),
+        ).fetchone()
+        writes = cur.execute(
+            "SELECT count(*) AS c, SUM(octet_length(blob)) AS s FROM checkpoint_writes "
+            "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = ANY(%s)",
+            (thread_id, trim.deleted),
+        ).fetchone()
+        blobs, b_size = 0, 0
+        for channel, versions in self._garbage(cur, thread_id, trim).items():
+            found = cur.execute(
+                "SELECT count(*) AS c, SUM(coalesce(octet_length(blob), 0)) AS s "
+                "FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = '' "
+                "AND channel = %s AND version = ANY(%s)",
+                (thread_id, channel, versions),
+            ).fetchone()
+            blobs += int(found["c"])
+            b_size += int(found["s"] or 0)
+        size = int(row["s"] or 0) + int(writes["s"] or 0) + b_size
+        return _Counts(int(row["c"]), int(writes["c"]), blobs, size)
+
+    def trim(
+        self, thread_id: str, trim: _Trim, snapshots: Mapping[str, Mapping[str, Any]]
+    ) -> _Counts:
+        serde = self.saver.serde
+        with self._transaction() as cur:
+            counts = self._count_trim(cur, thread_id, trim)
+            garbage = self._garbage(cur, thread_id, trim)
+            for root in trim.roots:
+                values = snapshots.get(root) or {}
+                found = cur.execute(
+                    "SELECT checkpoint -> 'channel_versions' AS versions FROM checkpoints "
+                    "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s FOR UPDATE",
+                    (thread_id, root),
+                ).fetchone()
+                versions = (found or {}).get("versions") or {}
+                for channel, value in values.items():
+                    if channel not in versions:
+                        continue
+                    # Stored as PostgresSaver stores a snapshot: the value as the blob of
+                    # the channel's version, a `true` marker in the checkpoint.
+                    type_tag, blob = serde.dumps_typed(DeltaSnapshot(value))
+                    cur.execute(
+                        "INSERT INTO checkpoint_blobs "
+                        "(thread_id, checkpoint_ns, channel, version, type, blob) "
+                        "VALUES (%s, '', %s, %s, %s, %s) "
+                        "ON CONFLICT (thread_id, checkpoint_ns, channel, version) "
+                        "DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob",
+                        (thread_id, channel, str(versions[channel]), type_tag, blob),
+                    )
+                    cur.execute(
+                        "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, "
+                        "ARRAY['channel_values', %s], 'true'::jsonb, true) "
+                        "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s",
+                        (channel, thread_id, root),
+                    )
+                    cur.execute(
+                        "INSERT INTO kept_snapshots VALUES (%s, '', %s, %s, %s) "
+                        "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, channel) "
+                        "DO NOTHING",
+                        (thread_id, root, channel, _length(value) or 0),
+                    )
+                cur.execute(
+                    "UPDATE checkpoints SET parent_checkpoint_id = NULL "
+                    "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s",
+                    (thread_id, root),
+                )
+            for table in ("checkpoint_writes", "kept_snapshots", "checkpoints"):
+                cur.execute(
+                    f"DELETE FROM {table} WHERE thread_id = %s AND checkpoint_ns = '' "
+                    "AND checkpoint_id = ANY(%s)",
+                    (thread_id, trim.deleted),
+                )
+            for channel, versions in garbage.items():
+                cur.execute(
+                    "DELETE FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = '' "
+                    "AND channel = %s AND version = ANY(%s)",
+                    (thread_id, channel, versions),
+                )
+        return counts
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        """The saver's lock and one transaction on its connection, with a dict-row cursor."""
+        from psycopg.rows import dict_row  # only a PostgreSQL store gets here
+
+        conn = self.saver.conn
+        with self.saver.lock, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+            yield cur
+
+    def sizes(self) -> dict[str, int]:
+        return {r["thread_id"]: int(r["size"] or 0) for r in self._rows(_PG_SIZES, ())}
+
+
+def _length(value: Any) -> int | None:
+    try:
+        return len(value)
+    except TypeError:
+        return None
