@@ -80,6 +80,30 @@ def test_the_fixture_holds_no_value_the_views_mask(exported: tuple[RunResult, Pa
     assert data["approve"] == ["unlock"] and data["tools"] == [ADDRESS]
 
 
+def leaves(value: object, path: tuple[object, ...] = ()) -> dict[tuple[object, ...], str]:
+    """Every string in a JSON value, by its path."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in leaves(item, (*path, key)).items()}
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value) for k, v in leaves(item, (*path, i)).items()}
+    return {path: value} if isinstance(value, str) else {}
+
+
+def test_no_value_a_view_masks_is_in_the_fixture(exported: tuple[RunResult, Path]) -> None:
+    done, path = exported
+    text = path.read_text()
+    real = leaves([s.model_dump(mode="json") for s in done.chain])
+    shown = leaves([s.model_dump(mode="json") for s in redact_chain(done.chain, tool_map(tools))])
+    hidden = {value for where, value in real.items() if shown.get(where) != value}
+    assert hidden  # the views do mask something in this run
+    for value in hidden:
+        for secret in (PIN, TOKEN, SESSION):
+            if secret in value:
+                assert secret not in text
+        if value not in shown.values():  # a whole value the views never show
+            assert json.dumps(value)[1:-1] not in text, value[:60]
+
+
 def test_a_fixture_replays_same_from_no_store(exported: tuple[RunResult, Path]) -> None:
     done, path = exported
     report = replay_fixture(path)

@@ -116,6 +116,8 @@ def test_an_exported_run_passes_offline_fails_on_a_change_and_updates(
 
     updating = pytest_in(proj, "--thinkgraph-update")
     assert updating.returncode == 0, updating.stdout + updating.stderr
+    assert "thinkgraph fixtures updated" in updating.stdout
+    assert "tests/regress/door.json: now expects same" in updating.stdout
     again = pytest_in(proj)
     assert again.returncode == 0, again.stdout + again.stderr
     assert PIN not in fixture.read_text() and TOKEN not in fixture.read_text()

@@ -24,9 +24,11 @@ import pytest
 if TYPE_CHECKING:
     from thinkgraph.runs.replay import ReplayReport
 
-__all__ = ["ReplayFixture", "pytest_addoption", "thinkgraph_replay"]
+__all__ = ["ReplayFixture", "pytest_addoption", "pytest_terminal_summary", "thinkgraph_replay"]
 
 UPDATE_OPTION = "--thinkgraph-update"
+_UPDATED = pytest.StashKey[list[str]]()
+"""The fixtures rewritten in this session, for the summary."""
 
 
 class ReplayFixture(Protocol):
@@ -67,13 +69,25 @@ def thinkgraph_replay(request: pytest.FixtureRequest) -> ReplayFixture:
         if problem and update:
             tools = options.get("tools")
             given = regress.fixture_tools(fixture) if tools is None else tools
-            regress.updated(fixture, report, given).dump(Path(path))
+            new = regress.updated(fixture, report, given)
+            new.dump(Path(path))
+            done = request.config.stash.setdefault(_UPDATED, [])
+            done.append(f"{_relative(Path(path))}: now expects {new.expect.outcome}")
         elif problem:
             shown = _relative(Path(path))
             pytest.fail(f"replay of {shown} is not what it expects:\n{problem}", pytrace=False)
         return report
 
     return replay
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Name the fixtures ``--thinkgraph-update`` rewrote (nothing when none was)."""
+    done = config.stash.get(_UPDATED, [])
+    if done:
+        terminalreporter.section("thinkgraph fixtures updated")
+        for line in done:
+            terminalreporter.write_line(line)
 
 
 def _relative(path: Path) -> Path:
