@@ -16,10 +16,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.cli.sample_graphs import OTHER, REFLECT
 from tests.regress_support.sample import PIN, SESSION, TASK, TOKEN, script
+from tests.regress_support.sample import tools as sample_tools
 from thinkgraph import Agent
 from thinkgraph.cli import app
 from thinkgraph.hitl import Approve
+from thinkgraph.testing.regress import Fixture, mismatch, replay_fixture
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,3 +145,24 @@ def test_export_refuses_to_overwrite_and_a_paused_run(
     paused = runner.invoke(app, ["export-test", paused_thread, "--store", store_url])
     assert paused.exit_code == 2
     assert "is paused: export a finished run" in paused.output
+
+
+def test_a_run_on_its_own_graph_exports_with_it(store_url: str, tmp_path: Path) -> None:
+    thread = f"reflect-{uuid.uuid4().hex[:8]}"
+    with Agent(script(), sample_tools, store=store_url, graph=REFLECT) as agent:
+        paused = agent.run(TASK, thread)
+        assert agent.resume(thread, {p.call_id: Approve() for p in paused.pending}).status == "done"
+    out = runner.invoke(
+        app,
+        ["export-test", thread, "-o", str(tmp_path), "--store", store_url,
+         "--tools", "tests.regress_support.sample:tools", "--name", "reflect"],
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    fixture = Fixture.load(tmp_path / "reflect.json")
+    assert fixture.graph == REFLECT
+    assert "reflect" in fixture.expect.path
+    assert replay_fixture(fixture).outcome == "same"
+    # On our graph instead, the replay parts where the run went to reflect.
+    other = replay_fixture(fixture, graph=OTHER)
+    assert other.outcome == "diverged"
+    assert "route" in mismatch(other, fixture.expect)
