@@ -3,6 +3,7 @@
 from thinkgraph.cli import (  # noqa: F401  - importing registers the commands
     demo,
     diff,
+    export_test,
     hitl,
     inspect,
     prune,

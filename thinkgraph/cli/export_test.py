@@ -1,0 +1,126 @@
+"""`thinkgraph export-test RUN -o DIR`: a stored run as a regression test that runs offline.
+
+Writes DIR/NAME.json (the fixture: the recorded run, secrets masked as the views mask them,
+and what a replay must give) and DIR/test_NAME.py (a pytest test that replays it with the
+``thinkgraph_replay`` fixture). The fixture is replayed once before the command ends, so
+an export that would not pass says so. Exit 2: bad usage, or a run not in the store.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from thinkgraph.cli._app import app, existing_store, fail, guarded, load_tool
+from thinkgraph.cli._options import ReadToolsOpt, StoreOpt
+from thinkgraph.cli._runs import new_graph, run_graph
+
+__all__ = ["export_test"]
+
+TEST_TEMPLATE = '''"""Replays the recorded run {run!r} offline: no model, no tool, no network.
+
+Made by `thinkgraph export-test`. After an intended change, accept what the replay gives
+with `pytest --thinkgraph-update`.
+"""
+
+from pathlib import Path
+
+FIXTURE = Path(__file__).with_name({fixture})
+
+
+def test_{name}(thinkgraph_replay):
+    report = thinkgraph_replay(FIXTURE)
+    assert report.model_calls == 0 and report.tool_runs == 0
+'''
+
+
+def _name_of(run: str) -> str:
+    name = re.sub(r"\W+", "_", run).strip("_").lower()
+    return name if name and not name[0].isdigit() else f"run_{name}"
+
+
+@app.command("export-test", rich_help_panel="Inspect")
+def export_test(
+    run: Annotated[str, typer.Argument(help="The thread id of the run to turn into a test.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The folder to write the fixture and the test in.")
+    ] = Path("tests/regress"),
+    graph: Annotated[
+        str | None,
+        typer.Option(
+            "--graph",
+            metavar="MODULE:FUNCTION",
+            help="The graph the test replays on. Default: the graph the run recorded.",
+        ),
+    ] = None,
+    tools: ReadToolsOpt = None,
+    store: StoreOpt = "",
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="The test's name (files NAME.json, test_NAME.py)."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the files if they exist.")
+    ] = False,
+) -> None:
+    """Turn a stored run into a pytest test that replays it offline and expects `same`.
+
+    The fixture holds the run's model replies, tool results and decisions with every
+    secret masked as `thinkgraph show` masks it; the test needs no store, no network and
+    no API key (the pytest plugin gives it `thinkgraph_replay`).
+    """
+    from thinkgraph.agent import Agent
+    from thinkgraph.llm.scripted import ScriptedModel
+    from thinkgraph.testing.regress import fixture_of, replay_fixture
+    from thinkgraph.types import StepLimits
+
+    given = name or _name_of(run)
+    if not re.fullmatch(r"[A-Za-z_]\w*", given):
+        fail(f"--name {given!r}: use letters, digits and _ (it names a Python test)")
+    loaded = [t for spec in tools or [] for t in load_tool(spec)]
+    url = existing_store(store)
+    address = new_graph(graph) if graph is not None else run_graph(url, run, None)
+    fixture_path, test_path = out / f"{given}.json", out / f"test_{given}.py"
+    for path in (fixture_path, test_path):
+        if path.exists() and not force:
+            fail(f"{path} exists: pass --force to overwrite it, or another --name")
+
+    def go() -> None:
+        with Agent(ScriptedModel([]), loaded, store=url, graph=address) as agent:
+            source = agent.result(run)
+            limits: Any = agent.reader.snapshot(run).values.get("limits")
+        if source.status != "done":
+            fail(f"run {run!r} is {source.status}: export a finished run (resume it first)")
+        fixture = fixture_of(
+            source,
+            tools=loaded,
+            graph=address,
+            tool_addresses=tools or (),
+            limits=limits if isinstance(limits, StepLimits) else None,
+        )
+        out.mkdir(parents=True, exist_ok=True)
+        fixture.dump(fixture_path)
+        test_path.write_text(
+            TEST_TEMPLATE.format(run=run, fixture=json.dumps(fixture_path.name), name=given)
+        )
+        started = time.perf_counter()
+        report = replay_fixture(fixture_path, tools=loaded)
+        took = time.perf_counter() - started
+        expect = fixture.expect
+        typer.echo(f"wrote {fixture_path} ({len(source.chain)} steps, secrets masked)")
+        typer.echo(f"wrote {test_path}")
+        typer.echo(f"expects: {expect.outcome}; path {' > '.join(expect.path)}")
+        typer.echo(f"checked: the fixture replays {report.headline()} in {took:.2f}s")
+        if report.outcome != expect.outcome:
+            typer.echo(
+                "warning: the fixture does not replay as it expects; the test will fail until "
+                "you run: pytest --thinkgraph-update " + str(test_path),
+                err=True,
+            )
+
+    guarded(go)
