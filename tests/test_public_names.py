@@ -256,6 +256,17 @@ PUBLIC: dict[str, list[str]] = {
         "open_jobs",
         "run_worker",
     ],
+    "thinkgraph.testing.regress": [
+        "Expectation",
+        "FIXTURE_FORMAT",
+        "Fixture",
+        "areplay_fixture",
+        "expectation_of",
+        "fixture_of",
+        "mismatch",
+        "replay_fixture",
+        "updated",
+    ],
 }
 
 
