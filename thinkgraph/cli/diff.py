@@ -27,6 +27,7 @@ from thinkgraph.cli._app import (
 from thinkgraph.cli._options import GraphOpt, OutputOpt, ReadToolsOpt, StoreOpt
 from thinkgraph.cli._runs import run_graph
 from thinkgraph.errors import ThreadNotFoundError
+from thinkgraph.storage.urls import shown_url
 
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult
@@ -35,17 +36,6 @@ __all__ = ["DIFF_FORMATS", "diff", "draw_diff"]
 
 DIFF_FORMATS = ("text", "md", "json", "html")
 """What `thinkgraph diff --format` writes ("markdown" is taken for "md", as `show` says)."""
-
-
-def _shown_store(url: str) -> str:
-    """The store as an error may print it: a database password never is."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def read_runs(
@@ -64,8 +54,8 @@ def read_runs(
                 found.append(agent.result(thread))
             except ThreadNotFoundError:
                 fail(
-                    f"no run {thread!r} in {_shown_store(url)}; list runs with: thinkgraph runs"
-                    + ("" if url == default_store() else f" --store {_shown_store(url)}")
+                    f"no run {thread!r} in {shown_url(url)}; list runs with: thinkgraph runs"
+                    + ("" if url == default_store() else f" --store {shown_url(url)}")
                 )
         compiled = agent.graph
     return found[0], found[1], compiled

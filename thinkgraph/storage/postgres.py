@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -26,6 +25,7 @@ from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
 from thinkgraph.errors import StorageError
 from thinkgraph.storage.sqlite import AGAIN, LATEST_THREADS_SQL, checkpoint_key, worth_keeping
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
+from thinkgraph.storage.urls import shown_url
 
 __all__ = ["PostgresStore", "describe_fault", "open_postgres", "shown_url"]
 
@@ -184,12 +184,3 @@ def describe_fault(exc: OperationalError, url: str | None) -> str | None:
         f"lost the connection to {store} ({first}); check that the server is running and "
         f"reachable, then {AGAIN}"
     )
-
-
-def shown_url(url: str) -> str:
-    """`url` as it may be printed: its password, if any, replaced by ***."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
