@@ -22,12 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thinkgraph._agent_parts import replay_drivers
+from thinkgraph.agent import Agent
 from thinkgraph.errors import ConfigError
+from thinkgraph.llm.scripted import ScriptedModel
 from thinkgraph.nodes._requests import _digest, _hash
 from thinkgraph.nodes.model import sent_messages
 from thinkgraph.result import RunResult
+from thinkgraph.runs import replay as replaying
 from thinkgraph.runs.replay import ReplayReport
 from thinkgraph.state import BaseStep, HumanStep, LLMCallStep, TaskStep, ToolCallStep, new_id
+from thinkgraph.tools.builtin import calculator
 from thinkgraph.types import StepLimits
 from thinkgraph.views.diff import node_visits
 from thinkgraph.views.redact import Redactor
@@ -239,8 +244,6 @@ def fixture_tools(fixture: Fixture) -> list[Any]:
     found: list[Any] = []
     for address in fixture.tools:
         if address == "calculator":
-            from thinkgraph.tools.builtin import calculator
-
             found.append(calculator)
             continue
         value = load_address(address)
@@ -278,11 +281,6 @@ async def areplay_fixture(
         tools: the tools; default: those the fixture names.
         **agent_options: more for `Agent` (a `policy`, `validators`, ...).
     """
-    from thinkgraph._agent_parts import replay_drivers
-    from thinkgraph.agent import Agent
-    from thinkgraph.llm.scripted import ScriptedModel
-    from thinkgraph.runs import replay as replaying
-
     if not isinstance(fixture, Fixture):
         fixture = Fixture.load(fixture)
     given = list(tools) if tools is not None else fixture_tools(fixture)
