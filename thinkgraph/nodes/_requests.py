@@ -23,6 +23,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
+from operator import itemgetter
 from typing import Any
 
 from langchain_core.runnables.config import var_child_runnable_config
@@ -94,6 +95,10 @@ def call_position(chain: Sequence[BaseStep], node: str, purpose: str) -> CallPos
     return position
 
 
+_KEY = itemgetter(0)
+_MESSAGE = itemgetter(1)
+
+
 def coded_request(
     chain: Sequence[BaseStep],
     position: CallPosition,
@@ -115,7 +120,7 @@ def coded_request(
     base_keyed = None if base is None else _keyed_of(chain, base)
     keyed, parts = _coded(base_keyed or [], messages)
     fields: dict[str, Any] = {
-        "digest": _digest([key for key, _ in keyed], tools_digest),
+        "digest": _digest(list(map(_KEY, keyed)), tools_digest),
         "visit": position.visit,
         "call": position.call,
         "tools_digest": tools_digest,
@@ -144,11 +149,22 @@ def remember(step: LLMCallStep, keyed: _Keyed) -> None:
 def _coded(base: _Keyed, messages: Sequence[Message]) -> tuple[_Keyed, list[Message | list[int]]]:
     """`messages` with their hashes, and as ranges of `base`'s messages where it repeats
     them and new messages where it does not."""
-    keyed: _Keyed = []
-    parts: list[Message | list[int]] = []
-    where: dict[str, int] | None = None
-    following = 0  # the base message that follows the last one repeated
-    for message in messages:
+    # A prompt mostly grows at its end: find the base repeated whole (or but its last
+    # message) at the start in one C-level comparison, so a long run's call costs what it
+    # adds, not a Python step per message it repeats.
+    sent = list(map(_MESSAGE, base))
+    start = 0
+    for length in (len(sent), len(sent) - 1):
+        if 0 < length <= len(messages) and sent[:length] == list(messages[:length]):
+            start = length
+            break
+    keyed: _Keyed = base[:start]
+    parts: list[Message | list[int]] = [[0, start]] if start else []
+    following = start  # the base message that follows the last one repeated
+    # After the whole base, a message is new: storing it whole (not as a range of an
+    # earlier equal one) saves indexing the base on every call.
+    where: dict[str, int] | None = {} if start and start == len(base) else None
+    for message in messages[start:]:
         last = parts[-1] if parts else None
         if following < len(base) and base[following][1] == message:
             keyed.append(base[following])
