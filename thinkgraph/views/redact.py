@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
@@ -63,7 +64,7 @@ from thinkgraph.state import (
     ToolResultStep,
 )
 from thinkgraph.tools.base import Tool
-from thinkgraph.views._pairs import KEY_VALUE, PAIR_GROUPS, masked_pair, texts_with_pairs
+from thinkgraph.views._pairs import KEY_VALUE, masked_pair, texts_with_pairs
 from thinkgraph.views._values import KnownValues
 
 __all__ = [
@@ -208,16 +209,23 @@ class Redactor:
         rather than a call per key (an object may have 200,000 keys)."""
         if names is None:
             return [True] * len(mapping)
-        keys = [key if isinstance(key, str) else str(key) for key in mapping]
+        return self._secret_list(
+            [key if isinstance(key, str) else str(key) for key in mapping], names
+        )
+
+    def _secret_list(self, keys: list[str], names: frozenset[str] | set[str]) -> list[bool]:
+        """`_secret_name` of every name in `keys`, in order, judged in one batch."""
+        # `map` over C callables: no Python frame per name.
         looks = self._looks_secret
-        new = [key for key in keys if key not in looks]
-        if new:
-            new = list(dict.fromkeys(new))
+        secret: list[bool | None] = list(map(looks.get, keys))
+        if None in secret:  # names not met before: judged once each
+            new = list(dict.fromkeys(key for key in keys if key not in looks))
             found = [match is not None for match in map(SECRET_NAME.search, new)]
             looks.update(zip(new, found, strict=True))
-        if not names:
-            return list(map(looks.__getitem__, keys))
-        return [key in names or looks[key] for key in keys]
+            secret = list(map(looks.__getitem__, keys))
+        if names:
+            secret = list(map(operator.or_, secret, map(names.__contains__, keys)))
+        return secret  # type: ignore[return-value]  # no None left: every name judged
 
     def _names(self, tool_name: str | None) -> _Names:
         """The names masked in the arguments and result of calls to `tool_name`."""
@@ -344,32 +352,67 @@ class Redactor:
     def _learn_text(self, text: str) -> None:
         """Collect the values of the secret pairs written in `text`; a long text keeps
         its pairs masked for when it is shown."""
-        kept: set[str] = set()
-        written: list[str] = []
-        escaped: list[str] = []
-
-        def pair(match: re.Match[str]) -> str:
-            # Called for each pair of a reply that may write 200,000: groups read once.
-            opening, key, dq, sq, num, cq, cut = match.group(*PAIR_GROUPS)
-            quoted = dq if dq is not None else sq if sq is not None else cut
-            if not self._text_secret(key, quoted):
-                kept.add(key)
-                return match[0]
-            # A cut value is masked where it is, not hunted elsewhere: as a value of its
-            # own it would unmask the rest of the whole value wherever that recurs.
-            if cut is None:
-                written.append(quoted if quoted is not None else num)
-                if dq is not None and "\\" in dq:  # JSON-escaped: also as it reads
-                    escaped.append(dq)
-            return masked_pair(opening, sq, cq, MASK)
-
-        masked = KEY_VALUE.sub(pair, text)
+        masked, kept, written, escaped = self._scan_pairs(text, learn=True)
         for value in escaped:
             with contextlib.suppress(ValueError):
                 written.append(json.loads(f'"{value}"'))
         self._collect(written)
         if len(text) >= _REMEMBERED_CHARS:
             self._pairs_masked[text] = (len(self._added_names), kept, masked)
+
+    def _scan_pairs(self, text: str, *, learn: bool) -> tuple[str, set[str], list[str], list[str]]:
+        """`text` with its secret `"name": value` pairs masked, the names of the pairs
+        kept, and (with `learn`) the values masked and those of them JSON-escaped.
+
+        One `split` finds every pair at C speed (a reply may write 200,000): no Python
+        call per match, and the names are judged in one batch.
+        """
+        parts = KEY_VALUE.split(text)
+        kept: set[str] = set()
+        written: list[str] = []
+        escaped: list[str] = []
+        if len(parts) == 1:
+            return text, kept, written, escaped
+        width = KEY_VALUE.groups + 1
+        # The groups of each match, by number: open 1, q 2, key 3, dq 4, sq 5, num 6,
+        # cq 7, cut 8; between two matches, the text that separates them.
+        keys = parts[3::width]
+        secret = self._secret_list(keys, self._text_names)
+        out = [parts[0]]
+        add = out.append
+        for opening, key, dq, sq, num, cq, cut, masked, after in zip(
+            parts[1::width],
+            keys,
+            parts[4::width],
+            parts[5::width],
+            parts[6::width],
+            parts[7::width],
+            parts[8::width],
+            secret,
+            parts[width::width],
+            strict=True,
+        ):
+            quoted = dq if dq is not None else sq if sq is not None else cut
+            if masked and quoted != MASK:
+                add(masked_pair(opening, sq, cq, MASK))
+                # A cut value is masked where it is, not hunted elsewhere: as a value of
+                # its own it would unmask the rest of the whole value wherever it recurs.
+                if learn and cut is None:
+                    written.append(quoted if quoted is not None else num)
+                    if dq is not None and "\\" in dq:  # JSON-escaped: also as it reads
+                        escaped.append(dq)
+            else:
+                kept.add(key)
+                if dq is not None:
+                    add(f'{opening}"{dq}"')
+                elif sq is not None:
+                    add(f"{opening}'{sq}'")
+                elif num is not None:
+                    add(opening + num)
+                else:
+                    add(opening + cq + cut)
+            add(after)
+        return "".join(out), kept, written, escaped
 
     # -- showing a step -------------------------------------------------------------------
 
@@ -472,12 +515,7 @@ class Redactor:
             since, kept, masked = learned
             if kept.isdisjoint(self._added_names[since:]):
                 return masked
-        return KEY_VALUE.sub(self._mask_written, text)
-
-    def _mask_written(self, match: re.Match[str]) -> str:
-        opening, key, dq, sq, _, cq, cut = match.group(*PAIR_GROUPS)
-        quoted = dq if dq is not None else sq if sq is not None else cut
-        return masked_pair(opening, sq, cq, MASK) if self._text_secret(key, quoted) else match[0]
+        return self._scan_pairs(text, learn=False)[0]
 
     def value(self, value: Any) -> Any:
         """Any JSON-like value with secret-looking keys masked and every string redacted."""
