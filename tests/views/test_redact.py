@@ -93,6 +93,16 @@ def test_a_sensitive_value_is_masked_wherever_it_recurs() -> None:
         ("token ghp_0123456789abcdefghijABCDEFGHIJ", "token ***"),
         ("aws AKIAABCDEFGHIJKLMNOP", "aws ***"),
         ("sk-short and Bearer x", "sk-short and Bearer x"),  # too short to be credentials
+        # Any case, also where a text holds a case variant of an ASCII letter.
+        ("auth: BEARER eyJhbGciOi.J9xyz", "auth: BEARER ***"),
+        ("auth: basic dXNlcjpwYXNz, é", "auth: basic ***, é"),
+        ("auth: Baſic dXNlcjpwYXNz", "auth: Baſic ***"),
+        ("auth: basıc dXNlcjpwYXNz", "auth: basıc ***"),
+        # Each GitHub prefix, in a reply whose "Thought" holds "gh" anyway.
+        ("Thought: gho_0123456789abcdefghijABCD", "Thought: ***"),
+        ("Thought: ghs_0123456789abcdefghijABCD", "Thought: ***"),
+        ("Thought: github_pat_0123456789abcdefghij", "Thought: ***"),
+        ("xox: xoxb-0123456789ab", "xox: ***"),
     ],
 )
 def test_credential_patterns_are_masked_in_any_text(text: str, shown: str) -> None:

@@ -51,7 +51,7 @@ import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
@@ -85,19 +85,50 @@ SECRET_NAME = re.compile(
 )
 """Field names redacted for every tool, known or not, at any depth."""
 
-_CREDENTIALS: tuple[tuple[str | re.Pattern[str], re.Pattern[str], str], ...] = (
-    ("sk-", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), MASK),
+
+class _Caseless(NamedTuple):
+    """A hint in any case: `parts` lowercased, `pattern` for a text not all ASCII (whose
+    other characters may be case variants of ASCII letters: the long "ſ" for "s", the
+    dotless "ı" for "i"), as the credential shape itself matches them."""
+
+    parts: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+
+_Hint = tuple[str, ...] | _Caseless
+
+_CREDENTIALS: tuple[tuple[_Hint, re.Pattern[str], str], ...] = (
+    (("sk-",), re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), MASK),
     (
-        re.compile(r"(?i)b(?:earer|asic)"),
+        _Caseless(("bearer", "basic"), re.compile(r"(?i)b(?:earer|asic)")),
         re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}"),
         r"\1 " + MASK,
     ),
-    ("gh", re.compile(r"\b(ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}"), MASK),
-    ("xox", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), MASK),
-    ("AKIA", re.compile(r"\bAKIA[0-9A-Z]{16}\b"), MASK),
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "github_pat_"),
+        re.compile(r"\b(ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}"),
+        MASK,
+    ),
+    (("xox",), re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), MASK),
+    (("AKIA",), re.compile(r"\bAKIA[0-9A-Z]{16}\b"), MASK),
 )
-"""Credential shapes, each after what every match of it holds: a text without that is not
-scanned for the shape (a shape that starts with `\\b` is tried at every position)."""
+"""Credential shapes, each after what every match of it holds (one of those strings): a
+text without that is not scanned for the shape (a shape that starts with `\\b` is tried
+at every position). "gh" alone would not do: every "Thought" holds it."""
+
+
+def _holds(hint: _Hint, text: str, lowered: list[str]) -> bool:
+    """Whether `text` holds what every match of a credential shape holds."""
+    if not isinstance(hint, _Caseless):
+        return any(part in text for part in hint)
+    if not text.isascii():
+        return hint.pattern.search(text) is not None
+    # Lowered once per text, for every caseless hint: a string search at C speed rather
+    # than a caseless pattern tried at every position.
+    if not lowered:
+        lowered.append(text.lower())
+    return any(part in lowered[0] for part in hint.parts)
+
 
 SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (pattern, replacement) for _, pattern, replacement in _CREDENTIALS
@@ -497,10 +528,11 @@ class Redactor:
             return text
         text = self._values.mask(self._pairs(text), MASK)
         # Masking makes no new credential: what the text held before decides the scans.
+        lowered: list[str] = []
         held = [
             (pattern, replacement)
             for hint, pattern, replacement in _CREDENTIALS
-            if (hint in text if isinstance(hint, str) else hint.search(text))
+            if _holds(hint, text, lowered)
         ]
         for pattern, replacement in held:
             text = pattern.sub(replacement, text)
