@@ -188,3 +188,26 @@ def test_showing_a_step_leaves_unchanged_fields_as_they_are() -> None:
     thought = ThoughtStep(number=3, text="plain words", next_action=NextAction.FINAL_ANSWER)
     (shown,) = redact_chain([thought])
     assert shown == thought and shown.next_action is NextAction.FINAL_ANSWER  # type: ignore[attr-defined]
+
+
+def test_objects_with_the_same_many_keys_are_masked_by_their_own_tools_names() -> None:
+    # Which keys of a big object are secret is kept for the next object with those keys,
+    # never for another tool's names or for keys that changed since.
+    args = {f"field_{i}": f"value-{i:04d}" for i in range(100)}
+    a = ToolCallStep(
+        number=0, call=ToolCall(name="a", args=dict(args), id="1"), sensitive=["field_5"]
+    )
+    b = ToolCallStep(
+        number=1, call=ToolCall(name="b", args=dict(args), id="2"), sensitive=["field_7"]
+    )
+    redactor = Redactor([a, b], mask_unknown=True)
+    shown_a, shown_b = (redactor.step(s).call.args for s in (a, b))  # type: ignore[attr-defined]
+    assert shown_a["field_5"] == MASK and shown_a["field_7"] == MASK  # value recurs in b
+    assert shown_a["field_6"] == "value-0006" and shown_b["field_6"] == "value-0006"
+    assert shown_b["field_5"] == MASK and shown_b["field_7"] == MASK
+    c = ToolCallStep(number=2, call=ToolCall(name="a", args=dict(args), id="3"), sensitive=[])
+    redactor = Redactor([c], mask_unknown=True)
+    assert c.call.args is not None
+    del c.call.args["field_0"]
+    c.call.args["session_id"] = "s-123456"  # a new secret-looking key at the same count
+    assert redactor.step(c).call.args["session_id"] == MASK  # type: ignore[attr-defined]

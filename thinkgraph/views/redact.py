@@ -50,6 +50,7 @@ import json
 import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
@@ -146,6 +147,10 @@ _REMEMBERED_CHARS = 4096
 """A text at least this long keeps its pairs masked from when it is learned to when it is
 shown (a model's reply that writes a call's arguments); a shorter one is scanned again."""
 
+_MEMO_KEYS = 64
+"""An object with at least this many keys has which of them are secret kept, for the
+next object with the same keys and the same names."""
+
 _Names = frozenset[str] | None
 """The names masked in one tool's arguments and result; None masks every value."""
 
@@ -207,6 +212,8 @@ class Redactor:
         """Every value collected, as text: a value met again (in the call, the result
         and the reply that wrote it) is not taken again."""
         self._looks_secret: dict[str, bool] = {}
+        self._keys_memo: dict[tuple[tuple[str, ...], frozenset[str]], list[bool]] = {}
+        """`_secret_keys` of each big object's keys, by its keys and the names masked."""
         """Whether each key met so far looks secret: a reply with many keys asks about
         each key in its arguments, its result and its text."""
         self._learned: dict[str, BaseStep] = {}
@@ -240,9 +247,16 @@ class Redactor:
         rather than a call per key (an object may have 200,000 keys)."""
         if names is None:
             return [True] * len(mapping)
-        return self._secret_list(
-            [key if isinstance(key, str) else str(key) for key in mapping], names
-        )
+        keys = [key if isinstance(key, str) else str(key) for key in mapping]
+        if len(keys) < _MEMO_KEYS:
+            return self._secret_list(keys, names)
+        # A big object's keys recur (a call's arguments are learned, then shown; a tool
+        # may echo them): judged once per list of keys, which is compared in full.
+        memo = (tuple(keys), names)
+        secret = self._keys_memo.get(memo)
+        if secret is None:
+            secret = self._keys_memo[memo] = self._secret_list(keys, names)
+        return secret
 
     def _secret_list(self, keys: list[str], names: frozenset[str] | set[str]) -> list[bool]:
         """`_secret_name` of every name in `keys`, in order, judged in one batch."""
@@ -342,11 +356,13 @@ class Redactor:
             if names is None:  # an unknown tool's: every value
                 found += [item for item in value.values() if item is not None]
                 return
-            pairs = list(zip(value.values(), self._secret_keys(value, names), strict=True))
-            found += [item for item, masked in pairs if masked and item is not None]
-            nested = [item for item, masked in pairs if not masked and _is_container(item)]
-            for item in nested:
-                self._find(item, names, found)
+            items = list(value.values())
+            secret = self._secret_keys(value, names)
+            found += [item for item in compress(items, secret) if item is not None]
+            if not all(secret):
+                for item in compress(items, map(operator.not_, secret)):
+                    if type(item) is not str and _is_container(item):
+                        self._find(item, names, found)
         elif isinstance(value, list | tuple):
             for item in value:
                 self._find(item, names, found)
