@@ -72,8 +72,11 @@ def pin(pin: int, token: str) -> str:
     return "ok"
 
 
-def test_a_sensitive_value_is_masked_wherever_it_recurs() -> None:
-    secret = 'pa"ss\\word'  # JSON-escaped inside an observation and an Action Input
+@pytest.mark.parametrize(
+    "secret",
+    ['pa"ss\\word', "pass\nword\t1", "pass\x01word"],  # each JSON-escaped in the echo
+)
+def test_a_sensitive_value_is_masked_wherever_it_recurs(secret: str) -> None:
     chain = [
         ToolCallStep(number=0, call=ToolCall(name="vault", args={"secret": secret, "n": 1})),
         ObservationStep(number=1, call_id="x", tool="vault", text=json.dumps({"echo": secret})),

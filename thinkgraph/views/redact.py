@@ -50,7 +50,7 @@ import json
 import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import compress
+from itertools import compress, filterfalse, repeat
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
@@ -146,6 +146,10 @@ reader could not guess.
 _REMEMBERED_CHARS = 4096
 """A text at least this long keeps its pairs masked from when it is learned to when it is
 shown (a model's reply that writes a call's arguments); a shorter one is scanned again."""
+
+_JSON_ESCAPED = re.compile(r'[\x00-\x1f\\"]')
+"""A character `encode_basestring` writes as an escape (a quote, a backslash, a control
+character): a value without one is written in a JSON string as it is."""
 
 _MEMO_KEYS = 64
 """An object with at least this many keys has which of them are secret kept, for the
@@ -373,12 +377,12 @@ class Redactor:
         A list or an object is taken as its JSON and each of its items. All strings are
         taken at once: a reply with 200,000 secret keys gives as many.
         """
+        # `map`, `compress` and `filterfalse` over C callables: no Python step per value.
         values = list(values)
-        texts = [value for value in values if isinstance(value, str)]
+        is_text = list(map(isinstance, values, repeat(str)))
+        texts = list(compress(values, is_text))
         others = (
-            [value for value in values if not isinstance(value, str)]
-            if len(texts) < len(values)
-            else []
+            list(compress(values, map(operator.not_, is_text))) if len(texts) < len(values) else []
         )
         for value in others:
             if isinstance(value, dict | list | tuple):
@@ -388,13 +392,14 @@ class Redactor:
                 texts.append(str(value) if type(value) is int else json.dumps(value, default=repr))
         # In order, not as a set: values made one after another sit together in memory.
         collected = self._collected
-        fresh = list(dict.fromkeys([text for text in texts if text not in collected]))
+        fresh = list(dict.fromkeys(filterfalse(collected.__contains__, texts)))
         collected.update(fresh)
         kept = [text for text in fresh if len(text) >= MIN_SECRET_CHARS]
         self._values.update(kept)
-        # The same values as they appear inside a JSON string (an Action Input line).
-        escaped = [encode_basestring(text)[1:-1] for text in kept]
-        self._values.update([e for e, text in zip(escaped, kept, strict=True) if e != text])
+        # The same values as they appear inside a JSON string (an Action Input line):
+        # those with a character JSON escapes, the others read the same.
+        escapes = list(compress(kept, map(_JSON_ESCAPED.search, kept)))
+        self._values.update([encode_basestring(text)[1:-1] for text in escapes])
 
     def _learn_text(self, text: str) -> None:
         """Collect the values of the secret pairs written in `text`; a long text keeps
