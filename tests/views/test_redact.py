@@ -72,8 +72,11 @@ def pin(pin: int, token: str) -> str:
     return "ok"
 
 
-def test_a_sensitive_value_is_masked_wherever_it_recurs() -> None:
-    secret = 'pa"ss\\word'  # JSON-escaped inside an observation and an Action Input
+@pytest.mark.parametrize(
+    "secret",
+    ['pa"ss\\word', "pass\nword\t1", "pass\x01word"],  # each JSON-escaped in the echo
+)
+def test_a_sensitive_value_is_masked_wherever_it_recurs(secret: str) -> None:
     chain = [
         ToolCallStep(number=0, call=ToolCall(name="vault", args={"secret": secret, "n": 1})),
         ObservationStep(number=1, call_id="x", tool="vault", text=json.dumps({"echo": secret})),
@@ -93,6 +96,16 @@ def test_a_sensitive_value_is_masked_wherever_it_recurs() -> None:
         ("token ghp_0123456789abcdefghijABCDEFGHIJ", "token ***"),
         ("aws AKIAABCDEFGHIJKLMNOP", "aws ***"),
         ("sk-short and Bearer x", "sk-short and Bearer x"),  # too short to be credentials
+        # Any case, also where a text holds a case variant of an ASCII letter.
+        ("auth: BEARER eyJhbGciOi.J9xyz", "auth: BEARER ***"),
+        ("auth: basic dXNlcjpwYXNz, é", "auth: basic ***, é"),
+        ("auth: Baſic dXNlcjpwYXNz", "auth: Baſic ***"),
+        ("auth: basıc dXNlcjpwYXNz", "auth: basıc ***"),
+        # Each GitHub prefix, in a reply whose "Thought" holds "gh" anyway.
+        ("Thought: gho_0123456789abcdefghijABCD", "Thought: ***"),
+        ("Thought: ghs_0123456789abcdefghijABCD", "Thought: ***"),
+        ("Thought: github_pat_0123456789abcdefghij", "Thought: ***"),
+        ("xox: xoxb-0123456789ab", "xox: ***"),
     ],
 )
 def test_credential_patterns_are_masked_in_any_text(text: str, shown: str) -> None:
@@ -178,3 +191,26 @@ def test_showing_a_step_leaves_unchanged_fields_as_they_are() -> None:
     thought = ThoughtStep(number=3, text="plain words", next_action=NextAction.FINAL_ANSWER)
     (shown,) = redact_chain([thought])
     assert shown == thought and shown.next_action is NextAction.FINAL_ANSWER  # type: ignore[attr-defined]
+
+
+def test_objects_with_the_same_many_keys_are_masked_by_their_own_tools_names() -> None:
+    # Which keys of a big object are secret is kept for the next object with those keys,
+    # never for another tool's names or for keys that changed since.
+    args = {f"field_{i}": f"value-{i:04d}" for i in range(100)}
+    a = ToolCallStep(
+        number=0, call=ToolCall(name="a", args=dict(args), id="1"), sensitive=["field_5"]
+    )
+    b = ToolCallStep(
+        number=1, call=ToolCall(name="b", args=dict(args), id="2"), sensitive=["field_7"]
+    )
+    redactor = Redactor([a, b], mask_unknown=True)
+    shown_a, shown_b = (redactor.step(s).call.args for s in (a, b))  # type: ignore[attr-defined]
+    assert shown_a["field_5"] == MASK and shown_a["field_7"] == MASK  # value recurs in b
+    assert shown_a["field_6"] == "value-0006" and shown_b["field_6"] == "value-0006"
+    assert shown_b["field_5"] == MASK and shown_b["field_7"] == MASK
+    c = ToolCallStep(number=2, call=ToolCall(name="a", args=dict(args), id="3"), sensitive=[])
+    redactor = Redactor([c], mask_unknown=True)
+    assert c.call.args is not None
+    del c.call.args["field_0"]
+    c.call.args["session_id"] = "s-123456"  # a new secret-looking key at the same count
+    assert redactor.step(c).call.args["session_id"] == MASK  # type: ignore[attr-defined]

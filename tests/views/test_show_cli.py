@@ -89,3 +89,25 @@ def test_bad_show_options_get_one_line_and_exit_two(
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(message), lines
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "html"])
+def test_show_learns_the_chain_once_per_view(
+    stored: str, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reply with 200,000 secret keys takes a second to learn: the text view and the
+    # outcome printed after it share one redactor, and still mask the answer and detail.
+    from thinkgraph.views.redact import Redactor
+
+    learned: list[int] = []
+    init = Redactor.__init__
+
+    def counting(self: Redactor, chain: object, *args: object, **kwargs: object) -> None:
+        learned.append(len(chain))  # type: ignore[arg-type]
+        init(self, chain, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Redactor, "__init__", counting)
+    result = runner.invoke(app, ["show", "cli-views", "--store", stored, "--format", fmt])
+    assert result.exit_code == 0, result.output
+    assert [n for n in learned if n] == [14]
+    assert PASSWORD not in result.output

@@ -248,11 +248,16 @@ def print_steps(steps: Iterator[Any], tools: Iterable[Any] = ()) -> None:
             typer.echo(format_step(redactor.step(step)))
 
 
-def report(result: Any, tools: Iterable[Any] = ()) -> None:
-    """The run's summary lines; the answer and detail are redacted like every view."""
+def report(result: Any, tools: Iterable[Any] = (), redactor: Any = None) -> None:
+    """The run's summary lines; the answer and detail are redacted like every view.
+
+    `redactor` is one the caller learned the run's chain with already (with `tools` and
+    `mask_unknown=True`), so a long chain is not learned again.
+    """
     from thinkgraph.views.redact import Redactor
 
-    redactor = Redactor(result.chain, {t.name: t for t in tools}, mask_unknown=True)
+    if redactor is None:
+        redactor = Redactor(result.chain, {t.name: t for t in tools}, mask_unknown=True)
     typer.echo("")
     if result.status == "done":
         typer.echo(f"answer: {redactor.text(result.answer or '')}")

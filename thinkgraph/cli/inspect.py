@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,6 +21,9 @@ from thinkgraph.cli._options import GraphOpt, McpOpt, OutputOpt, ReadToolsOpt, S
 from thinkgraph.cli._runs import new_graph, print_jobs, queued_message, run_graph, stopped_runs
 from thinkgraph.cli.prune import human_size
 from thinkgraph.errors import ThreadNotFoundError
+
+if TYPE_CHECKING:
+    from thinkgraph.views.redact import Redactor
 
 SHOW_FORMATS = ("text", "markdown", "json", "html")
 STATUSES = ("running", "paused", "done", "failed")
@@ -117,6 +120,7 @@ def show(
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
     from thinkgraph.views import AUDIENCES, to_html, to_json, to_markdown, to_text
+    from thinkgraph.views.redact import Redactor
 
     if fmt not in SHOW_FORMATS:
         fail(f"--format {fmt!r} is not supported; use one of {', '.join(SHOW_FORMATS)}")
@@ -134,8 +138,13 @@ def show(
             except ThreadNotFoundError:
                 fail(queued_message(url, thread) or f"no run is stored under thread {thread!r}")
             diagram = _overlay_diagram(agent, thread) if fmt == "html" else None
+        redactor = None
         if fmt == "text":
-            text = to_text(result.chain, audience=audience, tools=known) + "\n"
+            # The text view and the outcome printed after it share one redactor: the
+            # chain is learned once (a reply with 200,000 secret keys takes a second).
+            redactor = Redactor(result.chain, {t.name: t for t in known}, mask_unknown=True)
+            text = to_text(result.chain, audience=audience, tools=known, redactor=redactor)
+            text += "\n"
         elif fmt == "markdown":
             text = to_markdown(result, audience=audience, tools=known)
         elif fmt == "json":
@@ -144,24 +153,21 @@ def show(
             text = to_html(result, audience=audience, tools=known, diagram=diagram)
         if output is not None:
             write_file(output, text, f"{fmt}, {len(result.chain)} steps")
-        elif fmt == "text":
+        elif redactor is not None:  # the text view
             typer.echo(text, nl=False)
-            report(_masked_outcome(result, known), known)
+            report(_masked_outcome(result, redactor), known, redactor)
         else:
             typer.echo(text, nl=False)
 
     guarded(go)
 
 
-def _masked_outcome(result: Any, tools: list[Any]) -> Any:
+def _masked_outcome(result: Any, redactor: Redactor) -> Any:
     """The run with its answer and detail masked as the views mask them, for `report`.
 
-    Like every view, it masks all the values of calls to tools it was not given, so an
-    answer that repeats one of them is masked too.
+    Like every view (`redactor` has `mask_unknown`), it masks all the values of calls to
+    tools it was not given, so an answer that repeats one of them is masked too.
     """
-    from thinkgraph.views.redact import Redactor
-
-    redactor = Redactor(result.chain, {t.name: t for t in tools}, mask_unknown=True)
     answer = None if result.answer is None else redactor.text(result.answer)
     return result.model_copy(update={"answer": answer, "detail": redactor.text(result.detail)})
 

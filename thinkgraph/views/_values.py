@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
-from itertools import accumulate
+from itertools import accumulate, filterfalse
 
 __all__ = ["MIN_PREFIX_CHARS", "KnownValues"]
 
@@ -102,7 +102,8 @@ class KnownValues:
     def update(self, values: Iterable[str]) -> None:
         """Find each of `values` from now on."""
         known = self._values
-        fresh = list(dict.fromkeys([value for value in values if value and value not in known]))
+        # `filter` over C callables: no Python step per value (a reply may give 200,000).
+        fresh = list(dict.fromkeys(filter(None, filterfalse(known.__contains__, values))))
         known.update(fresh)
         self._new += fresh
 

@@ -47,10 +47,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress, filterfalse, repeat
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
@@ -63,7 +65,7 @@ from thinkgraph.state import (
     ToolResultStep,
 )
 from thinkgraph.tools.base import Tool
-from thinkgraph.views._pairs import KEY_VALUE, PAIR_GROUPS, masked_pair, texts_with_pairs
+from thinkgraph.views._pairs import KEY_VALUE, masked_pair, texts_with_pairs
 from thinkgraph.views._values import KnownValues
 
 __all__ = [
@@ -84,19 +86,50 @@ SECRET_NAME = re.compile(
 )
 """Field names redacted for every tool, known or not, at any depth."""
 
-_CREDENTIALS: tuple[tuple[str | re.Pattern[str], re.Pattern[str], str], ...] = (
-    ("sk-", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), MASK),
+
+class _Caseless(NamedTuple):
+    """A hint in any case: `parts` lowercased, `pattern` for a text not all ASCII (whose
+    other characters may be case variants of ASCII letters: the long "ſ" for "s", the
+    dotless "ı" for "i"), as the credential shape itself matches them."""
+
+    parts: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+
+_Hint = tuple[str, ...] | _Caseless
+
+_CREDENTIALS: tuple[tuple[_Hint, re.Pattern[str], str], ...] = (
+    (("sk-",), re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), MASK),
     (
-        re.compile(r"(?i)b(?:earer|asic)"),
+        _Caseless(("bearer", "basic"), re.compile(r"(?i)b(?:earer|asic)")),
         re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}"),
         r"\1 " + MASK,
     ),
-    ("gh", re.compile(r"\b(ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}"), MASK),
-    ("xox", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), MASK),
-    ("AKIA", re.compile(r"\bAKIA[0-9A-Z]{16}\b"), MASK),
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "github_pat_"),
+        re.compile(r"\b(ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}"),
+        MASK,
+    ),
+    (("xox",), re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), MASK),
+    (("AKIA",), re.compile(r"\bAKIA[0-9A-Z]{16}\b"), MASK),
 )
-"""Credential shapes, each after what every match of it holds: a text without that is not
-scanned for the shape (a shape that starts with `\\b` is tried at every position)."""
+"""Credential shapes, each after what every match of it holds (one of those strings): a
+text without that is not scanned for the shape (a shape that starts with `\\b` is tried
+at every position). "gh" alone would not do: every "Thought" holds it."""
+
+
+def _holds(hint: _Hint, text: str, lowered: list[str]) -> bool:
+    """Whether `text` holds what every match of a credential shape holds."""
+    if not isinstance(hint, _Caseless):
+        return any(part in text for part in hint)
+    if not text.isascii():
+        return hint.pattern.search(text) is not None
+    # Lowered once per text, for every caseless hint: a string search at C speed rather
+    # than a caseless pattern tried at every position.
+    if not lowered:
+        lowered.append(text.lower())
+    return any(part in lowered[0] for part in hint.parts)
+
 
 SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (pattern, replacement) for _, pattern, replacement in _CREDENTIALS
@@ -113,6 +146,14 @@ reader could not guess.
 _REMEMBERED_CHARS = 4096
 """A text at least this long keeps its pairs masked from when it is learned to when it is
 shown (a model's reply that writes a call's arguments); a shorter one is scanned again."""
+
+_JSON_ESCAPED = re.compile(r'[\x00-\x1f\\"]')
+"""A character `encode_basestring` writes as an escape (a quote, a backslash, a control
+character): a value without one is written in a JSON string as it is."""
+
+_MEMO_KEYS = 64
+"""An object with at least this many keys has which of them are secret kept, for the
+next object with the same keys and the same names."""
 
 _Names = frozenset[str] | None
 """The names masked in one tool's arguments and result; None masks every value."""
@@ -175,6 +216,8 @@ class Redactor:
         """Every value collected, as text: a value met again (in the call, the result
         and the reply that wrote it) is not taken again."""
         self._looks_secret: dict[str, bool] = {}
+        self._keys_memo: dict[tuple[tuple[str, ...], frozenset[str]], list[bool]] = {}
+        """`_secret_keys` of each big object's keys, by its keys and the names masked."""
         """Whether each key met so far looks secret: a reply with many keys asks about
         each key in its arguments, its result and its text."""
         self._learned: dict[str, BaseStep] = {}
@@ -209,15 +252,29 @@ class Redactor:
         if names is None:
             return [True] * len(mapping)
         keys = [key if isinstance(key, str) else str(key) for key in mapping]
+        if len(keys) < _MEMO_KEYS:
+            return self._secret_list(keys, names)
+        # A big object's keys recur (a call's arguments are learned, then shown; a tool
+        # may echo them): judged once per list of keys, which is compared in full.
+        memo = (tuple(keys), names)
+        secret = self._keys_memo.get(memo)
+        if secret is None:
+            secret = self._keys_memo[memo] = self._secret_list(keys, names)
+        return secret
+
+    def _secret_list(self, keys: list[str], names: frozenset[str] | set[str]) -> list[bool]:
+        """`_secret_name` of every name in `keys`, in order, judged in one batch."""
+        # `map` over C callables: no Python frame per name.
         looks = self._looks_secret
-        new = [key for key in keys if key not in looks]
-        if new:
-            new = list(dict.fromkeys(new))
+        secret: list[bool | None] = list(map(looks.get, keys))
+        if None in secret:  # names not met before: judged once each
+            new = list(dict.fromkeys(key for key in keys if key not in looks))
             found = [match is not None for match in map(SECRET_NAME.search, new)]
             looks.update(zip(new, found, strict=True))
-        if not names:
-            return list(map(looks.__getitem__, keys))
-        return [key in names or looks[key] for key in keys]
+            secret = list(map(looks.__getitem__, keys))
+        if names:
+            secret = list(map(operator.or_, secret, map(names.__contains__, keys)))
+        return secret  # type: ignore[return-value]  # no None left: every name judged
 
     def _names(self, tool_name: str | None) -> _Names:
         """The names masked in the arguments and result of calls to `tool_name`."""
@@ -303,11 +360,13 @@ class Redactor:
             if names is None:  # an unknown tool's: every value
                 found += [item for item in value.values() if item is not None]
                 return
-            pairs = list(zip(value.values(), self._secret_keys(value, names), strict=True))
-            found += [item for item, masked in pairs if masked and item is not None]
-            nested = [item for item, masked in pairs if not masked and _is_container(item)]
-            for item in nested:
-                self._find(item, names, found)
+            items = list(value.values())
+            secret = self._secret_keys(value, names)
+            found += [item for item in compress(items, secret) if item is not None]
+            if not all(secret):
+                for item in compress(items, map(operator.not_, secret)):
+                    if type(item) is not str and _is_container(item):
+                        self._find(item, names, found)
         elif isinstance(value, list | tuple):
             for item in value:
                 self._find(item, names, found)
@@ -318,12 +377,12 @@ class Redactor:
         A list or an object is taken as its JSON and each of its items. All strings are
         taken at once: a reply with 200,000 secret keys gives as many.
         """
+        # `map`, `compress` and `filterfalse` over C callables: no Python step per value.
         values = list(values)
-        texts = [value for value in values if isinstance(value, str)]
+        is_text = list(map(isinstance, values, repeat(str)))
+        texts = list(compress(values, is_text))
         others = (
-            [value for value in values if not isinstance(value, str)]
-            if len(texts) < len(values)
-            else []
+            list(compress(values, map(operator.not_, is_text))) if len(texts) < len(values) else []
         )
         for value in others:
             if isinstance(value, dict | list | tuple):
@@ -333,43 +392,79 @@ class Redactor:
                 texts.append(str(value) if type(value) is int else json.dumps(value, default=repr))
         # In order, not as a set: values made one after another sit together in memory.
         collected = self._collected
-        fresh = list(dict.fromkeys([text for text in texts if text not in collected]))
+        fresh = list(dict.fromkeys(filterfalse(collected.__contains__, texts)))
         collected.update(fresh)
         kept = [text for text in fresh if len(text) >= MIN_SECRET_CHARS]
         self._values.update(kept)
-        # The same values as they appear inside a JSON string (an Action Input line).
-        escaped = [encode_basestring(text)[1:-1] for text in kept]
-        self._values.update([e for e, text in zip(escaped, kept, strict=True) if e != text])
+        # The same values as they appear inside a JSON string (an Action Input line):
+        # those with a character JSON escapes, the others read the same.
+        escapes = list(compress(kept, map(_JSON_ESCAPED.search, kept)))
+        self._values.update([encode_basestring(text)[1:-1] for text in escapes])
 
     def _learn_text(self, text: str) -> None:
         """Collect the values of the secret pairs written in `text`; a long text keeps
         its pairs masked for when it is shown."""
-        kept: set[str] = set()
-        written: list[str] = []
-        escaped: list[str] = []
-
-        def pair(match: re.Match[str]) -> str:
-            # Called for each pair of a reply that may write 200,000: groups read once.
-            opening, key, dq, sq, num, cq, cut = match.group(*PAIR_GROUPS)
-            quoted = dq if dq is not None else sq if sq is not None else cut
-            if not self._text_secret(key, quoted):
-                kept.add(key)
-                return match[0]
-            # A cut value is masked where it is, not hunted elsewhere: as a value of its
-            # own it would unmask the rest of the whole value wherever that recurs.
-            if cut is None:
-                written.append(quoted if quoted is not None else num)
-                if dq is not None and "\\" in dq:  # JSON-escaped: also as it reads
-                    escaped.append(dq)
-            return masked_pair(opening, sq, cq, MASK)
-
-        masked = KEY_VALUE.sub(pair, text)
+        masked, kept, written, escaped = self._scan_pairs(text, learn=True)
         for value in escaped:
             with contextlib.suppress(ValueError):
                 written.append(json.loads(f'"{value}"'))
         self._collect(written)
         if len(text) >= _REMEMBERED_CHARS:
             self._pairs_masked[text] = (len(self._added_names), kept, masked)
+
+    def _scan_pairs(self, text: str, *, learn: bool) -> tuple[str, set[str], list[str], list[str]]:
+        """`text` with its secret `"name": value` pairs masked, the names of the pairs
+        kept, and (with `learn`) the values masked and those of them JSON-escaped.
+
+        One `split` finds every pair at C speed (a reply may write 200,000): no Python
+        call per match, and the names are judged in one batch.
+        """
+        parts = KEY_VALUE.split(text)
+        kept: set[str] = set()
+        written: list[str] = []
+        escaped: list[str] = []
+        if len(parts) == 1:
+            return text, kept, written, escaped
+        width = KEY_VALUE.groups + 1
+        # The groups of each match, by number: open 1, q 2, key 3, dq 4, sq 5, num 6,
+        # cq 7, cut 8; between two matches, the text that separates them.
+        keys = parts[3::width]
+        secret = self._secret_list(keys, self._text_names)
+        out = [parts[0]]
+        add = out.append
+        for opening, key, dq, sq, num, cq, cut, masked, after in zip(
+            parts[1::width],
+            keys,
+            parts[4::width],
+            parts[5::width],
+            parts[6::width],
+            parts[7::width],
+            parts[8::width],
+            secret,
+            parts[width::width],
+            strict=True,
+        ):
+            quoted = dq if dq is not None else sq if sq is not None else cut
+            if masked and quoted != MASK:
+                add(masked_pair(opening, sq, cq, MASK))
+                # A cut value is masked where it is, not hunted elsewhere: as a value of
+                # its own it would unmask the rest of the whole value wherever it recurs.
+                if learn and cut is None:
+                    written.append(quoted if quoted is not None else num)
+                    if dq is not None and "\\" in dq:  # JSON-escaped: also as it reads
+                        escaped.append(dq)
+            else:
+                kept.add(key)
+                if dq is not None:
+                    add(f'{opening}"{dq}"')
+                elif sq is not None:
+                    add(f"{opening}'{sq}'")
+                elif num is not None:
+                    add(opening + num)
+                else:
+                    add(opening + cq + cut)
+            add(after)
+        return "".join(out), kept, written, escaped
 
     # -- showing a step -------------------------------------------------------------------
 
@@ -454,10 +549,11 @@ class Redactor:
             return text
         text = self._values.mask(self._pairs(text), MASK)
         # Masking makes no new credential: what the text held before decides the scans.
+        lowered: list[str] = []
         held = [
             (pattern, replacement)
             for hint, pattern, replacement in _CREDENTIALS
-            if (hint in text if isinstance(hint, str) else hint.search(text))
+            if _holds(hint, text, lowered)
         ]
         for pattern, replacement in held:
             text = pattern.sub(replacement, text)
@@ -472,12 +568,7 @@ class Redactor:
             since, kept, masked = learned
             if kept.isdisjoint(self._added_names[since:]):
                 return masked
-        return KEY_VALUE.sub(self._mask_written, text)
-
-    def _mask_written(self, match: re.Match[str]) -> str:
-        opening, key, dq, sq, _, cq, cut = match.group(*PAIR_GROUPS)
-        quoted = dq if dq is not None else sq if sq is not None else cut
-        return masked_pair(opening, sq, cq, MASK) if self._text_secret(key, quoted) else match[0]
+        return self._scan_pairs(text, learn=False)[0]
 
     def value(self, value: Any) -> Any:
         """Any JSON-like value with secret-looking keys masked and every string redacted."""

@@ -139,6 +139,7 @@ def to_text(
     audience: Audience = "developer",
     tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
     policy: ViewPolicy | None = None,
+    redactor: Redactor | None = None,
 ) -> str:
     """The whole chain as text, one step per block, secrets redacted.
 
@@ -151,10 +152,13 @@ def to_text(
         audience: "developer", "user" or "auditor" (see `thinkgraph.views.visibility`).
         tools: the run's tools, for visibility, summaries and sensitive fields.
         policy: visibility overrides.
+        redactor: a `Redactor(chain, tools, mask_unknown=True)` the caller made already
+            (it also masks the outcome it prints after), so the chain is learned once.
     """
     steps = list(chain)
     by_name = tool_map(tools)
-    redactor = Redactor(steps, by_name, mask_unknown=True)
+    if redactor is None:
+        redactor = Redactor(steps, by_name, mask_unknown=True)
     items = view_items(steps, redactor, audience, by_name, policy)
     note = unknown_tools_note(redactor.unknown_tools)
     lines = [format_item(item, width=width) for item in items]
