@@ -325,9 +325,6 @@ def address_in(metadata: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-_recorded = address_in
-
-
 def check_continues_on_its_graph(thread_id: str, recorded: str | None, mine: str | None) -> None:
     """`check_same_graph` for every driver of a run (library, server, worker, CLI).
 
@@ -352,7 +349,7 @@ def recorded_address(saver: object, thread_id: str) -> str | None:
     if not isinstance(saver, BaseCheckpointSaver):
         return None
     latest = saver.get_tuple(_latest(thread_id))  # type: ignore[arg-type]
-    return None if latest is None else _recorded(latest.metadata)
+    return None if latest is None else address_in(latest.metadata)
 
 
 async def arecorded_address(saver: object, thread_id: str) -> str | None:
@@ -360,4 +357,4 @@ async def arecorded_address(saver: object, thread_id: str) -> str | None:
     if not isinstance(saver, BaseCheckpointSaver):
         return None
     latest = await saver.aget_tuple(_latest(thread_id))  # type: ignore[arg-type]
-    return None if latest is None else _recorded(latest.metadata)
+    return None if latest is None else address_in(latest.metadata)
