@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from thinkgraph.state import BaseStep, LLMCallStep, ToolResultStep
-from thinkgraph.tools.base import Tool
 from thinkgraph.views.redact import Redactor, unknown_tools_note
-from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, tool_map, view_items
+from thinkgraph.views.visibility import (
+    Audience,
+    ViewItem,
+    ViewOptions,
+    tool_map,
+    view_items,
+)
 
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult
@@ -90,17 +94,11 @@ def _totals(result: RunResult) -> dict[str, Any]:
     }
 
 
-def build_run_view(
-    result: RunResult,
-    *,
-    audience: Audience = "developer",
-    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
-    policy: ViewPolicy | None = None,
-) -> RunView:
+def build_run_view(result: RunResult, **options: Unpack[ViewOptions]) -> RunView:
     """Redact and filter a run once, for every renderer."""
-    by_name = tool_map(tools)
+    by_name = tool_map(options.get("tools"))
     redactor = Redactor(result.chain, by_name, mask_unknown=True)
-    items = view_items(result.chain, redactor, audience, by_name, policy)
+    items = view_items(result.chain, redactor, by_name, options)
     pending = [redactor.pending(item) for item in result.pending]
     note = unknown_tools_note(redactor.unknown_tools)
     return RunView(
@@ -109,7 +107,7 @@ def build_run_view(
         stop_reason=result.stop_reason,
         detail=redactor.text(result.detail),
         answer=None if result.answer is None else redactor.text(result.answer),
-        audience=audience,
+        audience=options.get("audience", "developer"),
         items=items,
         totals=_totals(result),
         pending=pending,

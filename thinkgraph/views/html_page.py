@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Unpack
 
 from thinkgraph.state import ObservationStep, ToolCallStep, ToolResultStep
-from thinkgraph.tools.base import Tool
 from thinkgraph.views._run import (
     RunView,
     build_run_view,
@@ -26,7 +24,7 @@ from thinkgraph.views._run import (
     step_metrics,
 )
 from thinkgraph.views.text import step_body
-from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy
+from thinkgraph.views.visibility import ViewItem, ViewOptions
 
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult
@@ -194,24 +192,20 @@ def _diagram(diagram: str | None, fmt: DiagramFormat | None) -> str:
 def to_html(
     result: RunResult,
     *,
-    audience: Audience = "developer",
-    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
-    policy: ViewPolicy | None = None,
     diagram: str | None = None,
     diagram_format: DiagramFormat | None = None,
+    **options: Unpack[ViewOptions],
 ) -> str:
     """A run as one self-contained HTML page.
 
     Args:
         result: the run, e.g. from `Agent.result(thread_id)`.
-        audience: "developer", "user" or "auditor".
-        tools: the run's tools, for visibility, summaries and sensitive fields.
-        policy: visibility overrides.
+        **options: who sees the run, and with which tools (see `ViewOptions`).
         diagram: the graph with the run's overlay, pre-rendered: an SVG document (embedded
             as is) or Mermaid text (shown as text).
         diagram_format: "svg" or "mermaid"; guessed from `diagram` when left out.
     """
-    view = build_run_view(result, audience=audience, tools=tools, policy=policy)
+    view = build_run_view(result, **options)
     present = _own_anchors(view.items)
     start = view.items[0].step.at if view.items else None
     stop = f" ({view.stop_reason})" if view.stop_reason else ""

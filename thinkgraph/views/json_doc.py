@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from thinkgraph.tools.base import Tool
 from thinkgraph.views._run import build_run_view
 from thinkgraph.views.redact import Redactor
-from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, tool_map
+from thinkgraph.views.visibility import ViewItem, ViewOptions, tool_map
 
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult, RunSummary
@@ -50,15 +50,9 @@ def _item(item: ViewItem) -> dict[str, Any]:
     return {**step.model_dump(mode="json", exclude={"graph"}), "visibility": "full"}
 
 
-def to_json_dict(
-    result: RunResult,
-    *,
-    audience: Audience = "developer",
-    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
-    policy: ViewPolicy | None = None,
-) -> dict[str, Any]:
+def to_json_dict(result: RunResult, **options: Unpack[ViewOptions]) -> dict[str, Any]:
     """The document as a dict (see `to_json`)."""
-    view = build_run_view(result, audience=audience, tools=tools, policy=policy)
+    view = build_run_view(result, **options)
     return {
         "format": FORMAT_VERSION,
         "thread_id": view.thread_id,
@@ -78,21 +72,17 @@ def to_json_dict(
 def to_json(
     result: RunResult,
     *,
-    audience: Audience = "developer",
-    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
-    policy: ViewPolicy | None = None,
     indent: int | None = 2,
+    **options: Unpack[ViewOptions],
 ) -> str:
     """A run as a JSON document: status, totals, pending questions and the shown steps.
 
     Args:
         result: the run, e.g. from `Agent.result(thread_id)`.
-        audience: "developer", "user" or "auditor".
-        tools: the run's tools, for visibility, summaries and sensitive fields.
-        policy: visibility overrides.
         indent: JSON indentation; None for one line.
+        **options: who sees the run, and with which tools (see `ViewOptions`).
     """
-    doc = to_json_dict(result, audience=audience, tools=tools, policy=policy)
+    doc = to_json_dict(result, **options)
     return json.dumps(doc, indent=indent, ensure_ascii=False, default=repr)
 
 

@@ -7,10 +7,8 @@ reply holding `<script>`, a table or a stray fence must not change how the page 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-from thinkgraph.tools.base import Tool
 from thinkgraph.views._run import (
     RunView,
     build_run_view,
@@ -19,7 +17,7 @@ from thinkgraph.views._run import (
     step_metrics,
 )
 from thinkgraph.views.text import step_body
-from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy
+from thinkgraph.views.visibility import ViewItem, ViewOptions
 
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult
@@ -101,22 +99,14 @@ def _totals(view: RunView) -> str:
     return f"| {names} |\n|{'---:|' * len(cells)}\n| {' | '.join(cells)} |"
 
 
-def to_markdown(
-    result: RunResult,
-    *,
-    audience: Audience = "developer",
-    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
-    policy: ViewPolicy | None = None,
-) -> str:
+def to_markdown(result: RunResult, **options: Unpack[ViewOptions]) -> str:
     """A run as Markdown: outcome, totals, then every step this audience may see.
 
     Args:
         result: the run, e.g. from `Agent.result(thread_id)`.
-        audience: "developer", "user" or "auditor".
-        tools: the run's tools, for visibility, summaries and sensitive fields.
-        policy: visibility overrides.
+        **options: who sees the run, and with which tools (see `ViewOptions`).
     """
-    view = build_run_view(result, audience=audience, tools=tools, policy=policy)
+    view = build_run_view(result, **options)
     stop = f" ({view.stop_reason})" if view.stop_reason else ""
     lines = [f"# Run {escape_markdown(view.thread_id)}: {view.status}{stop}", ""]
     if view.answer is not None:

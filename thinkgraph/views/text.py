@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from typing import Unpack
 
 from thinkgraph.state import (
     BaseStep,
@@ -24,9 +25,13 @@ from thinkgraph.state import (
     ToolResultStep,
     ValidationStep,
 )
-from thinkgraph.tools.base import Tool
 from thinkgraph.views.redact import Redactor, unknown_tools_note
-from thinkgraph.views.visibility import Audience, ViewItem, ViewPolicy, tool_map, view_items
+from thinkgraph.views.visibility import (
+    ViewItem,
+    ViewOptions,
+    tool_map,
+    view_items,
+)
 
 __all__ = ["format_item", "format_step", "step_body", "to_text"]
 
@@ -136,10 +141,8 @@ def to_text(
     chain: Iterable[BaseStep],
     *,
     width: int = 400,
-    audience: Audience = "developer",
-    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
-    policy: ViewPolicy | None = None,
     redactor: Redactor | None = None,
+    **options: Unpack[ViewOptions],
 ) -> str:
     """The whole chain as text, one step per block, secrets redacted.
 
@@ -149,17 +152,15 @@ def to_text(
     Args:
         chain: the run's steps.
         width: longest body shown per step; longer ones end with "…".
-        audience: "developer", "user" or "auditor" (see `thinkgraph.views.visibility`).
-        tools: the run's tools, for visibility, summaries and sensitive fields.
-        policy: visibility overrides.
         redactor: a `Redactor(chain, tools, mask_unknown=True)` the caller made already
             (it also masks the outcome it prints after), so the chain is learned once.
+        **options: who sees the run, and with which tools (see `ViewOptions`).
     """
     steps = list(chain)
-    by_name = tool_map(tools)
+    by_name = tool_map(options.get("tools"))
     if redactor is None:
         redactor = Redactor(steps, by_name, mask_unknown=True)
-    items = view_items(steps, redactor, audience, by_name, policy)
+    items = view_items(steps, redactor, by_name, options)
     note = unknown_tools_note(redactor.unknown_tools)
     lines = [format_item(item, width=width) for item in items]
     return "\n".join(lines + ([f"note: {note}"] if note else []))

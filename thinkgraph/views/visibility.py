@@ -31,7 +31,7 @@ from __future__ import annotations
 import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypedDict, Unpack
 
 from thinkgraph.state import BaseStep, LLMCallStep, ObservationStep, ToolCallStep, ToolResultStep
 from thinkgraph.tools.base import Tool, ToolVisibility
@@ -157,42 +157,42 @@ def _call_args(step: ToolCallStep, tool: Tool | None) -> dict[str, Any] | None:
     return {param or "input": step.call.raw_args}
 
 
-def to_view_items(
-    chain: Sequence[BaseStep],
-    *,
-    audience: Audience = "developer",
-    tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
-    policy: ViewPolicy | None = None,
-) -> list[ViewItem]:
+class ViewOptions(TypedDict, total=False):
+    """What every view of a run takes, each keyword optional (`to_view_items`, `to_text`,
+    `to_markdown`, `to_json`, `to_html`)."""
+
+    audience: Audience
+    """"developer" (the default), "user" or "auditor"."""
+    tools: Mapping[str, Tool] | Iterable[Tool] | None
+    """The run's tools (name → Tool, or a list), for visibility, summaries and sensitive
+    fields; calls to tools left out are shown with every argument and result value masked
+    (see `thinkgraph.views.redact`)."""
+    policy: ViewPolicy | None
+    """Visibility overrides per tool, per kind and per audience."""
+
+
+def to_view_items(chain: Sequence[BaseStep], **options: Unpack[ViewOptions]) -> list[ViewItem]:
     """The chain as one audience may see it: redacted, filtered and summarized.
 
     Args:
         chain: the run's steps.
-        audience: "developer", "user" or "auditor".
-        tools: the run's tools (name → Tool, or a list), for visibility, summaries and
-            sensitive fields; calls to unknown tools are shown with every argument and
-            result value masked (see `thinkgraph.views.redact`).
-        policy: overrides per tool, per kind and per audience.
+        **options: see `ViewOptions`.
 
     Raises:
         ValueError: the audience is not one of `AUDIENCES`.
     """
-    by_name = tool_map(tools)
-    redactor = Redactor(chain, by_name, mask_unknown=True)
-    return view_items(chain, redactor, audience, by_name, policy)
+    by_name = tool_map(options.get("tools"))
+    return view_items(chain, Redactor(chain, by_name, mask_unknown=True), by_name, options)
 
 
 def view_items(
-    chain: Sequence[BaseStep],
-    redactor: Redactor,
-    audience: Audience,
-    by_name: Mapping[str, Tool],
-    policy: ViewPolicy | None,
+    chain: Sequence[BaseStep], redactor: Redactor, by_name: Mapping[str, Tool], options: ViewOptions
 ) -> list[ViewItem]:
     """`to_view_items` with the chain's redactor made by the caller, who also reads it."""
+    audience = options.get("audience", "developer")
     if audience not in AUDIENCES:
         raise ValueError(f"unknown audience {audience!r}; use one of {', '.join(AUDIENCES)}")
-    policy = policy or ViewPolicy()
+    policy = options.get("policy") or ViewPolicy()
     steps = [redactor.step(s) for s in chain]
     results = {s.call_id: s.ok for s in steps if isinstance(s, ToolResultStep)}
     level_of: dict[str, Visibility] = {}
