@@ -145,7 +145,7 @@ def test_another_graph_is_refused_naming_the_runs() -> None:
         check_continues_on_its_graph("t1", REFLECT, OTHER)
     with pytest.raises(GraphAddressError, match="runs on thinkgraph's built-in graph"):
         check_continues_on_its_graph("t1", None, REFLECT)
-    with pytest.raises(GraphAddressError, match="runs on tests.cli.sample_graphs:build"):
+    with pytest.raises(GraphAddressError, match=r"runs on tests\.cli\.sample_graphs:build"):
         check_continues_on_its_graph("t1", REFLECT, None)
     # A builder that moved: its old address imports no more, the agent names where it is.
     check_continues_on_its_graph("t1", "tests.cli.gone:build", REFLECT)
