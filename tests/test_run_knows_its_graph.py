@@ -1,8 +1,9 @@
 """Every driver of a run continues it on its own graph: the library refuses another.
 
-The CLI and the worker read the graph a run recorded before they build an agent; the
-same check in the run driver covers everything else (a script, the HTTP server), so an
-agent on our graph never continues a custom run, skipping its nodes.
+The CLI reads the graph a run recorded to pick the graph of the agent it builds; the
+check itself is the run driver's alone, made for everything that continues a run (a
+script, the HTTP server, a worker and its queue), so an agent on our graph never continues
+a custom run, skipping its nodes.
 """
 
 from __future__ import annotations

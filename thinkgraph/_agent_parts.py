@@ -184,15 +184,16 @@ def open_driver(
     )
 
 
-def replay_drivers(
-    build: GraphBuilder | None,
-    driver: Driver,
-    limits: StepLimits,
-    breakpoints: Breakpoints,
-    traced: RunnableConfig,
-) -> Callable[[ChatModel], Driver]:
-    """What makes a replay's driver (`thinkgraph.runs.replay`): the agent's graph, built
-    again with its parts but the replay's model, on the agent's store (`driver`'s saver)."""
+def replay_drivers(agent: Agent) -> Callable[[ChatModel], Driver]:
+    """What makes a replay's driver (`thinkgraph.runs.replay`) for `agent`: its graph,
+    built again with its parts but the replay's model, on its store (its driver's saver),
+    with its limits, breakpoints and tracing config.
+
+    For a replay of the agent's own runs (`Agent.replay`) and of a recorded fixture
+    (`thinkgraph.testing.regress`).
+    """
+    driver, limits, breakpoints = agent.driver, agent.limits, agent.breakpoints
+    build, traced = agent._build, agent._traced
 
     def make(model: ChatModel) -> Driver:
         deps = dataclasses.replace(driver.deps, model=model)
@@ -210,7 +211,6 @@ async def areplay(agent: Agent, thread_id: str, /, **options: Any) -> replaying.
     (`new_thread_id`, `strict`, `live_from_divergence`, `max_calls`) and errors:
     `thinkgraph.runs.replay.areplay`.
     """
-    parts = (agent.limits, agent.breakpoints, agent._traced)
-    make = replay_drivers(agent._build, agent.driver, *parts)
     model = agent.deps.model
+    make = replay_drivers(agent)
     return await replaying.areplay(agent.driver, make, thread_id, live_model=model, **options)

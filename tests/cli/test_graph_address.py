@@ -25,7 +25,7 @@ from thinkgraph.errors import ConfigError
 from thinkgraph.graphs.address import (
     GraphAddressError,
     address_of,
-    check_same_graph,
+    check_continues_on_its_graph,
     graph_source,
     langgraph_json_address,
     load_builder,
@@ -139,12 +139,16 @@ def test_the_address_is_in_every_checkpoint_a_resume_and_a_fork_write() -> None:
 
 
 def test_another_graph_is_refused_naming_the_runs() -> None:
-    check_same_graph("t1", REFLECT, REFLECT)
-    check_same_graph("t1", None, None)
+    check_continues_on_its_graph("t1", REFLECT, REFLECT)
+    check_continues_on_its_graph("t1", None, None)
     with pytest.raises(GraphAddressError, match=f"thread 't1' runs on {REFLECT}"):
-        check_same_graph("t1", REFLECT, OTHER)
+        check_continues_on_its_graph("t1", REFLECT, OTHER)
     with pytest.raises(GraphAddressError, match="runs on thinkgraph's built-in graph"):
-        check_same_graph("t1", None, REFLECT)
+        check_continues_on_its_graph("t1", None, REFLECT)
+    with pytest.raises(GraphAddressError, match=r"runs on tests\.cli\.sample_graphs:build"):
+        check_continues_on_its_graph("t1", REFLECT, None)
+    # A builder that moved: its old address imports no more, the agent names where it is.
+    check_continues_on_its_graph("t1", "tests.cli.gone:build", REFLECT)
 
 
 def test_the_cli_modules_import_one_another_without_a_cycle() -> None:

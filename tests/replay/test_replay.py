@@ -25,7 +25,7 @@ from thinkgraph.hitl import Approve
 from thinkgraph.llm import LiteLLMModel
 from thinkgraph.llm.base import ModelReply, ModelRequest
 from thinkgraph.nodes import _requests
-from thinkgraph.nodes.model import sent_messages
+from thinkgraph.nodes.model import request_digest, sent_messages
 from thinkgraph.policies import ReActText
 from thinkgraph.state import HumanStep, LLMCallStep, ToolCallStep, ToolResultStep
 from thinkgraph.tools.base import Tool
@@ -221,6 +221,8 @@ def test_a_request_is_recorded_delta_coded_and_rebuilt_exactly(store_url: str) -
     for step, messages in zip(calls, seen, strict=True):
         assert sent_messages(result.chain, step) == messages
         assert step.request is not None
+        # The digest recorded is the one computed again from the messages.
+        assert step.request.digest == request_digest(messages, step.request.tools_digest)
     # After the first call, each stores only what it adds: the reply and the observation.
     for step in calls[1:]:
         assert step.request is not None and step.request.base is not None

@@ -52,7 +52,6 @@ __all__ = [
     "address_of",
     "arecorded_address",
     "check_continues_on_its_graph",
-    "check_same_graph",
     "graph_metadata",
     "graph_source",
     "langgraph_json_address",
@@ -261,24 +260,6 @@ def same_graph(one: str, other: str, *, base: Path | None = None) -> bool:
         return False
 
 
-def check_same_graph(thread_id: str, recorded: str | None, mine: str | None) -> None:
-    """Refuse to continue a run recorded on graph `recorded` with an agent on graph `mine`
-    (None: the built-in graph), which would skip its nodes and misread its state.
-
-    Raises:
-        GraphAddressError: the two are not the same graph; one line naming the run's.
-    """
-    if recorded == mine or (recorded and mine and same_graph(recorded, mine)):
-        return
-    ran = recorded or "thinkgraph's built-in graph"
-    how = f"--graph {recorded}" if recorded else "no --graph"
-    raise GraphAddressError(
-        f"thread {thread_id!r} runs on {ran}, not on this agent's graph "
-        f"({mine or 'the built-in one'}); continue it with an agent on its graph "
-        f"(a worker started with {how}, on a queue of its own)"
-    )
-
-
 def langgraph_json_address(folder: Path | None = None) -> str | None:
     """The graph a ``langgraph.json`` in `folder` (default: the current one) names.
 
@@ -326,21 +307,36 @@ def address_in(metadata: Any) -> str | None:
 
 
 def check_continues_on_its_graph(thread_id: str, recorded: str | None, mine: str | None) -> None:
-    """`check_same_graph` for every driver of a run (library, server, worker, CLI).
+    """Refuse to continue a run recorded on graph `recorded` with an agent on graph `mine`
+    (None: the built-in graph), which would skip its nodes and misread its state.
 
-    One case is let through: the run's graph no longer imports from its recorded address
-    and the agent names an address of its own — its builder has moved, and the caller
-    (e.g. ``--graph`` on the command line) says where to.
+    The one check of every driver of a run (library, server, worker, CLI): `Driver.resume`,
+    `Driver.fork` and `Driver.check_resume` make it before anything of the run is changed.
+    Two addresses of one builder are the same graph (`same_graph`). One case is let
+    through: the run's graph no longer imports from its recorded address and the agent
+    names an address of its own — its builder has moved, and the caller (e.g. ``--graph``
+    on the command line) says where to.
 
     Raises:
-        GraphAddressError: the agent is on another graph than the run's.
+        GraphAddressError: the agent is on another graph than the run's; one line naming
+            the run's.
     """
-    if recorded and mine and recorded != mine:
+    if recorded == mine:
+        return
+    if recorded and mine:
         try:
             load_builder(recorded)
         except GraphAddressError:
             return
-    check_same_graph(thread_id, recorded, mine)
+        if same_graph(recorded, mine):
+            return
+    ran = recorded or "thinkgraph's built-in graph"
+    how = f"--graph {recorded}" if recorded else "no --graph"
+    raise GraphAddressError(
+        f"thread {thread_id!r} runs on {ran}, not on this agent's graph "
+        f"({mine or 'the built-in one'}); continue it with an agent on its graph "
+        f"(a worker started with {how}, on a queue of its own)"
+    )
 
 
 def recorded_address(saver: object, thread_id: str) -> str | None:

@@ -31,7 +31,7 @@ from langchain_core.runnables.config import var_child_runnable_config
 from thinkgraph.llm.base import CallPosition, Message
 from thinkgraph.state import BaseStep, LLMCallStep, SentRequest
 
-__all__ = ["call_position", "coded_request", "remember", "sent_messages"]
+__all__ = ["call_position", "coded_request", "remember", "request_digest", "sent_messages"]
 
 _CACHED_REQUESTS = 128
 """Requests whose messages are kept in memory to code the next call against."""
@@ -56,6 +56,16 @@ def _hash(value: Any) -> str:
 
 def _digest(hashes: Sequence[str], tools_hash: str) -> str:
     return hashlib.sha256(f"{'.'.join(hashes)}|{tools_hash}".encode()).hexdigest()[:16]
+
+
+def request_digest(messages: Sequence[Message], tools_digest: str) -> str:
+    """The digest of a request of `messages` with tools `tools_digest`, as `coded_request`
+    records it (`SentRequest.digest`): a replay that sends the same is the same request.
+
+    For a record whose messages were changed after the call (masked): its digest computed
+    again from what it holds now.
+    """
+    return _digest([_hash(message) for message in messages], tools_digest)
 
 
 def _execution() -> str:

@@ -42,7 +42,13 @@ from thinkgraph.llm.base import (
     Purpose,
 )
 from thinkgraph.llm.call import call_model, count_usage
-from thinkgraph.nodes._requests import call_position, coded_request, remember, sent_messages
+from thinkgraph.nodes._requests import (
+    call_position,
+    coded_request,
+    remember,
+    request_digest,
+    sent_messages,
+)
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import BaseStep, Counters, ErrorStep, LLMCallStep, running_node
 
@@ -52,6 +58,7 @@ __all__ = [
     "ask_model_sync",
     "count_usage",
     "is_fatal_model_error",
+    "request_digest",
     "sent_messages",
 ]
 

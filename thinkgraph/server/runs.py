@@ -127,7 +127,7 @@ class ServerRuns:
 
     async def resume(self, thread: str, answer: Any) -> dict[str, Any]:
         if self.jobs is not None:
-            return _queued(await asyncio.to_thread(self.jobs.resume, thread, answer))
+            return _queued(await self.jobs.aresume(thread, answer))
         # A second answer to the same pause (a double click) is refused.
         if thread in self.resuming:
             raise ThreadBusyError(

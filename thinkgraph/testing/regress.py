@@ -26,8 +26,7 @@ from thinkgraph._agent_parts import replay_drivers
 from thinkgraph.agent import Agent
 from thinkgraph.errors import ConfigError
 from thinkgraph.llm.scripted import ScriptedModel
-from thinkgraph.nodes._requests import _digest, _hash
-from thinkgraph.nodes.model import sent_messages
+from thinkgraph.nodes.model import request_digest, sent_messages
 from thinkgraph.result import RunResult
 from thinkgraph.runs import replay as replaying
 from thinkgraph.runs.replay import ReplayReport
@@ -153,10 +152,8 @@ def _redigested(chain: Sequence[BaseStep]) -> list[BaseStep]:
         if isinstance(step, LLMCallStep) and step.request is not None:
             messages = sent_messages(out, step.model_copy(update={"id": new_id()}))
             if messages is not None:
-                hashes = [_hash(m) for m in messages]
-                request = step.request.model_copy(
-                    update={"digest": _digest(hashes, step.request.tools_digest)}
-                )
+                digest = request_digest(messages, step.request.tools_digest)
+                request = step.request.model_copy(update={"digest": digest})
                 step = step.model_copy(update={"request": request, "id": new_id()})
         out.append(step)
     return out
@@ -293,8 +290,7 @@ async def areplay_fixture(
     # The model is never called: every reply is served from the record.
     agent = Agent(ScriptedModel([]), given, store="memory://", limits=limits, **options)
     with agent:
-        make = replay_drivers(agent._build, agent.driver, agent.limits, agent.breakpoints,
-                              agent._traced)  # fmt: skip
+        make = replay_drivers(agent)
         source: Any = _Source(fixture.source, agent.driver.store)
         return await replaying.areplay(source, make, fixture.source.thread_id)
 

@@ -8,6 +8,7 @@ job ends at the pause, and the answer, whenever it comes, is a new job.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, ThreadExistsError
-from thinkgraph.graphs.address import check_same_graph, recorded_address
 from thinkgraph.storage.checkpointers import is_postgres_url
 from thinkgraph.types import check_thread_id
 
@@ -259,15 +259,23 @@ class RunQueue:
     def resume(self, thread_id: str, decisions: Any = None) -> QueuedJob:
         """Queue the continuation of a run: with a paused run's answer, or after a crash.
 
+        The request is checked as `Agent.resume` checks it (`Agent.check_resume`), the
+        run's graph included, and nothing is queued when it is refused.
+
         Raises:
             ThreadNotFoundError, NotPausedError, ResumeValueError: as `Agent.resume`.
             GraphAddressError: the run was recorded on another graph than the agent's.
             ThreadBusyError: a job for the thread already waits in the queue.
         """
-        recorded = recorded_address(self.agent.graph.checkpointer, check_thread_id(thread_id))
-        check_same_graph(thread_id, recorded, self.agent.graph_address)
         at = self.agent.check_resume(thread_id, decisions)
         return self._defer(thread_id, decisions=encode_decisions(decisions), at=at)
+
+    async def aresume(self, thread_id: str, decisions: Any = None) -> QueuedJob:
+        """`resume` from async code: checked with `Agent.acheck_resume` on the caller's
+        loop; only the job's insertion runs in a thread. Raises what `resume` raises."""
+        at = await self.agent.acheck_resume(thread_id, decisions)
+        arguments = {"decisions": encode_decisions(decisions), "at": at}
+        return await asyncio.to_thread(self._defer, thread_id, **arguments)
 
     def _defer(self, thread_id: str, **arguments: Any) -> QueuedJob:
         from procrastinate.exceptions import AlreadyEnqueued

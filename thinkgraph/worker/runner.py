@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from thinkgraph.agent import Agent
 from thinkgraph.errors import ConfigError, ThreadNotFoundError
-from thinkgraph.graphs.address import arecorded_address, check_same_graph
 from thinkgraph.worker.queue import (
     DEFAULT_QUEUE,
     RUNNER_KEY,
@@ -50,9 +49,6 @@ class ThreadRunner:
         self.agent = agent
         self.url = url
 
-    def _saver(self) -> Any:
-        return self.agent.graph.checkpointer
-
     async def advance(
         self,
         thread_id: str,
@@ -70,8 +66,9 @@ class ThreadRunner:
         Raises:
             ThreadBusyError: another process holds the thread; the job is retried a second
                 later.
-            GraphAddressError: the run was recorded on another graph than the agent's;
-                nothing is run (see `thinkgraph.graphs.address`).
+            GraphAddressError: the job would continue a run recorded on another graph
+                than the agent's: the run driver refuses it before anything runs (see
+                `thinkgraph.graphs.address.check_continues_on_its_graph`).
         """
         # One lease around the check and the step it decides; the agent's own calls inside
         # go through it rather than wait for themselves.
@@ -83,10 +80,9 @@ class ThreadRunner:
                     raise ThreadNotFoundError(f"no run is stored under thread {thread_id!r}")
                 logger.info("thread %s: starting", thread_id)
                 return (await agent.arun(task, thread_id=thread_id)).status
-            # A run goes on only on the graph it recorded: on another, its nodes would be
-            # skipped and its pause misread. The job fails, saying which graph it needs.
-            recorded = await arecorded_address(self._saver(), thread_id)
-            check_same_graph(thread_id, recorded, agent.graph_address)
+            # A run goes on only on the graph it recorded: the driver refuses another
+            # (`GraphAddressError`) before anything runs, and the job fails saying which
+            # graph the run needs.
             if task is None and current == at:
                 logger.info("thread %s: resuming at %s", thread_id, at)
                 return (await agent.aresume(thread_id, decisions)).status
