@@ -18,7 +18,14 @@ from thinkgraph.views.visibility import (
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult
 
-__all__ = ["RunView", "build_run_view", "describe_pending", "fmt_cost", "step_metrics"]
+__all__ = [
+    "RunView",
+    "build_run_view",
+    "describe_pending",
+    "fmt_cost",
+    "metric_parts",
+    "step_metrics",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +76,20 @@ def step_metrics(step: BaseStep) -> dict[str, Any]:
         tokens = None if prompt is None or completion is None else prompt + completion
         return {"tokens": tokens, "cost_usd": usage.get("cost_usd"), "duration_s": step.duration_s}
     return {}
+
+
+def metric_parts(step: BaseStep, *, took: str = "") -> list[str]:
+    """A step's tokens, cost and duration as short phrases, e.g. ``["42 tokens", "$0.0001",
+    "took 0.120s"]`` with ``took="took "``; none for a step without them."""
+    metrics = step_metrics(step)
+    parts = []
+    if "tokens" in metrics:
+        tokens = metrics["tokens"]
+        parts.append("tokens unknown" if tokens is None else f"{tokens} tokens")
+        parts.append(fmt_cost(metrics["cost_usd"]))
+    if "duration_s" in metrics:
+        parts.append(f"{took}{metrics['duration_s']:.3f}s")
+    return parts
 
 
 def fmt_cost(cost: float | None) -> str:

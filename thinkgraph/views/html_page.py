@@ -16,13 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Unpack
 
 from thinkgraph.state import ObservationStep, ToolCallStep, ToolResultStep
-from thinkgraph.views._run import (
-    RunView,
-    build_run_view,
-    describe_pending,
-    fmt_cost,
-    step_metrics,
-)
+from thinkgraph.views._run import RunView, build_run_view, describe_pending, fmt_cost, metric_parts
 from thinkgraph.views.text import step_body
 from thinkgraph.views.visibility import ViewItem, ViewOptions
 
@@ -122,14 +116,7 @@ def _meta(item: ViewItem, start: datetime | None) -> str:
     parts = []
     if start is not None:
         parts.append(f"+{(item.step.at - start).total_seconds():.3f}s")
-    metrics = step_metrics(item.step)
-    if "tokens" in metrics:
-        tokens = metrics["tokens"]
-        parts.append("tokens unknown" if tokens is None else f"{tokens} tokens")
-        parts.append(fmt_cost(metrics["cost_usd"]))
-    if "duration_s" in metrics:
-        parts.append(f"took {metrics['duration_s']:.3f}s")
-    return " · ".join(parts)
+    return " · ".join(parts + metric_parts(item.step, took="took "))
 
 
 def _step(item: ViewItem, present: set[str], start: datetime | None) -> str:

@@ -9,13 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Unpack
 
-from thinkgraph.views._run import (
-    RunView,
-    build_run_view,
-    describe_pending,
-    fmt_cost,
-    step_metrics,
-)
+from thinkgraph.views._run import RunView, build_run_view, describe_pending, fmt_cost, metric_parts
 from thinkgraph.views.text import step_body
 from thinkgraph.views.visibility import ViewItem, ViewOptions
 
@@ -57,15 +51,7 @@ def _code_span(text: str) -> str:
 
 
 def _meta(item: ViewItem) -> str:
-    metrics = step_metrics(item.step)
-    parts = []
-    if "tokens" in metrics:
-        tokens = metrics["tokens"]
-        parts.append("tokens unknown" if tokens is None else f"{tokens} tokens")
-        parts.append(fmt_cost(metrics["cost_usd"]))
-    if "duration_s" in metrics:
-        parts.append(f"{metrics['duration_s']:.3f}s")
-    return "".join(f" · {p}" for p in parts)
+    return "".join(f" · {p}" for p in metric_parts(item.step))
 
 
 def _entry(item: ViewItem) -> str:

@@ -10,21 +10,8 @@ import json
 from collections.abc import Iterable
 from typing import Unpack
 
-from thinkgraph.state import (
-    BaseStep,
-    ErrorStep,
-    FinalStep,
-    HumanStep,
-    LLMCallStep,
-    NoteStep,
-    ObservationStep,
-    ResetStep,
-    TaskStep,
-    ThoughtStep,
-    ToolCallStep,
-    ToolResultStep,
-    ValidationStep,
-)
+from thinkgraph import state
+from thinkgraph.state import BaseStep, LLMCallStep, ToolCallStep
 from thinkgraph.views.redact import Redactor, unknown_tools_note
 from thinkgraph.views.visibility import (
     ViewItem,
@@ -87,45 +74,44 @@ def step_body(step: BaseStep, *, limit: int | None = None) -> str:
     With `limit`, a call's arguments may be cut after that many characters: for a
     caller that shows no more of the body.
     """
-    body: str
-    if isinstance(step, TaskStep):
-        body = step.text
-    elif isinstance(step, LLMCallStep):
-        body = _llm(step)
-    elif isinstance(step, ThoughtStep):
-        body = step.text or "(no thought)"
-        if step.answer is not None:
-            body += f"\n→ {step.next_action.value}: {step.answer}"
-        elif step.next_action.value != "continue":
-            body += f"\n→ {step.next_action.value}"
-    elif isinstance(step, ToolCallStep):
-        body = f"{step.call.name}({_args(step, limit)})  [call {step.call.id}]"
-    elif isinstance(step, ToolResultStep):
-        status = "ok" if step.ok else f"{step.error_kind}"
-        body = f"{step.tool} → {status} in {step.duration_s * 1000:.1f} ms  [call {step.call_id}]"
-    elif isinstance(step, ObservationStep):
-        body = ("error: " if step.is_error else "") + step.text
-    elif isinstance(step, ErrorStep):
-        body = f"{step.kind}: {step.message}"
-    elif isinstance(step, ValidationStep):
-        verdicts = "; ".join(
-            f"{v.validator}: {'pass' if v.passed else 'fail'}"
-            + (f" ({v.reason})" if v.reason else "")
-            for v in step.verdicts
-        )
-        body = f"{'passed' if step.passed else 'failed'}: {verdicts}"
-    elif isinstance(step, ResetStep):
-        body = f"start over. lesson: {step.lesson}"
-    elif isinstance(step, HumanStep):
-        body = f"{step.kind}: {step.text}" if step.text else step.kind
-    elif isinstance(step, NoteStep):
-        body = step.text if step.for_model else f"{step.text}  (not shown to the model)"
-    elif isinstance(step, FinalStep):
-        forced = " (forced)" if step.forced else ""
-        body = f"{step.stop_reason}{forced}: {step.answer if step.answer is not None else '—'}"
-    else:
-        body = repr(step)
-    return body
+    match step:
+        case state.TaskStep():
+            return step.text
+        case state.LLMCallStep():
+            return _llm(step)
+        case state.ThoughtStep():
+            body = step.text or "(no thought)"
+            if step.answer is not None:
+                return body + f"\n→ {step.next_action.value}: {step.answer}"
+            if step.next_action.value != "continue":
+                return body + f"\n→ {step.next_action.value}"
+            return body
+        case state.ToolCallStep():
+            return f"{step.call.name}({_args(step, limit)})  [call {step.call.id}]"
+        case state.ToolResultStep():
+            status, ms = "ok" if step.ok else f"{step.error_kind}", step.duration_s * 1000
+            return f"{step.tool} → {status} in {ms:.1f} ms  [call {step.call_id}]"
+        case state.ObservationStep():
+            return ("error: " if step.is_error else "") + step.text
+        case state.ErrorStep():
+            return f"{step.kind}: {step.message}"
+        case state.ValidationStep():
+            verdicts = "; ".join(
+                f"{v.validator}: {'pass' if v.passed else 'fail'}"
+                + (f" ({v.reason})" if v.reason else "")
+                for v in step.verdicts
+            )
+            return f"{'passed' if step.passed else 'failed'}: {verdicts}"
+        case state.ResetStep():
+            return f"start over. lesson: {step.lesson}"
+        case state.HumanStep():
+            return f"{step.kind}: {step.text}" if step.text else step.kind
+        case state.NoteStep():
+            return step.text if step.for_model else f"{step.text}  (not shown to the model)"
+        case state.FinalStep():
+            forced = " (forced)" if step.forced else ""
+            return f"{step.stop_reason}{forced}: {step.answer if step.answer is not None else '—'}"
+    return repr(step)
 
 
 def format_item(item: ViewItem, *, width: int = 400) -> str:
