@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -103,17 +103,21 @@ class Policy(Protocol):
 class BaseTextPolicy:
     """Base for policies whose tools are described in the prompt and whose replies are text.
 
-    Subclasses implement `parse(text)`, `system_prompt(tools)` and `to_messages(...)`.
+    Subclasses implement `parse(text)`, `system_prompt(tools)` and `to_messages(...)`, and
+    set `default_intro`.
 
     Args:
-        intro: What the agent is, the first sentence of the system prompt.
+        intro: What the agent is, the first sentence of the system prompt; the policy's
+            `default_intro` when left out.
     """
 
     native_tools: bool = False
     """Tools are described in the prompt, not sent to the provider's tool-calling API."""
+    default_intro: ClassVar[str] = "You are an agent that solves a task step by step."
+    """The first sentence of the system prompt, unless `intro` is given."""
 
-    def __init__(self, *, intro: str) -> None:
-        self.intro = intro
+    def __init__(self, *, intro: str | None = None) -> None:
+        self.intro = self.default_intro if intro is None else intro
 
     def parse(self, text: str) -> Decision:
         """Parse a reply's text. Never raises on a string: failures are error decisions."""

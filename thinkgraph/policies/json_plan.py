@@ -77,12 +77,10 @@ class PlanReply(BaseModel):
 class JsonPlan(BaseTextPolicy):
     """The iterative-consultation policy: one JSON plan per reply, one action per step.
 
-    Args:
-        intro: What the agent is, the first sentence of the system prompt.
+    ``JsonPlan(intro=...)`` changes the first sentence of the system prompt.
     """
 
-    def __init__(self, *, intro: str = _INTRO) -> None:
-        super().__init__(intro=intro)
+    default_intro = _INTRO
 
     def parse(self, text: str) -> Decision:
         """Parse one reply. Never raises on a string: failures are error decisions.

@@ -63,16 +63,14 @@ def parse(text: str) -> Decision:
 class ReActText(BaseTextPolicy):
     """The ReAct text policy: tools in the system prompt, decisions parsed from the reply.
 
-    Args:
-        intro: What the agent is, the first sentence of the system prompt.
+    ``ReActText(intro=...)`` changes the first sentence of the system prompt.
 
     Example:
         >>> ReActText().parse('Action: add\\nAction Input: {"a": 1, "b": 2}').tool_calls[0].args
         {'a': 1, 'b': 2}
     """
 
-    def __init__(self, *, intro: str = DEFAULT_INTRO) -> None:
-        super().__init__(intro=intro)
+    default_intro = DEFAULT_INTRO
 
     def parse(self, text: str) -> Decision:
         """Parse a reply's text. Never raises on a string: failures are error decisions."""

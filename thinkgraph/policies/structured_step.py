@@ -80,12 +80,10 @@ class ReasoningStep(BaseModel):
 class StructuredStep(BaseTextPolicy):
     """The structured-step policy: title, action, result, reasoning, next_action, confidence.
 
-    Args:
-        intro: What the agent is, the first sentence of the system prompt.
+    ``StructuredStep(intro=...)`` changes the first sentence of the system prompt.
     """
 
-    def __init__(self, *, intro: str = _INTRO) -> None:
-        super().__init__(intro=intro)
+    default_intro = _INTRO
 
     def parse(self, text: str) -> Decision:
         """Parse one reply. Never raises on a string: failures are error decisions."""
