@@ -9,14 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from thinkgraph.cli._app import (
-    app,
-    default_store,
-    existing_store,
-    fail,
-    guarded,
-    load_tools,
-)
+from thinkgraph.cli._app import app, default_store, existing_store, fail, guarded, load_tools
 from thinkgraph.cli._options import (
     ApiBaseOpt,
     ContinueOptions,
