@@ -30,6 +30,7 @@ __all__ = [
     "MaxStepsOpt",
     "McpOpt",
     "ModelOpt",
+    "ModelOptions",
     "NoInputOpt",
     "OutputOpt",
     "QueueOpt",
@@ -167,33 +168,35 @@ MaxStepsOpt = Annotated[int, typer.Option(min=1, help="Without --agent: think st
 
 
 @dataclass(frozen=True, slots=True)
-class AgentOptions:
-    """The options that name the agent a long-running command serves (`serve`, `worker`):
-    `--agent`, or the tools, model, limits and graph to build one from."""
+class ModelOptions:
+    """The parts an agent is built from: its tools, the model it calls and its graph."""
 
-    agent_spec: AgentSpecOpt = None
-    tools: AgentToolsOpt = None
-    mcp: McpOpt = None
-    model: ModelOpt = None
-    api_base: ApiBaseOpt = None
-    script: AgentScriptOpt = None
-    max_steps: MaxStepsOpt = 12
-    graph: GraphOpt = None
-
-
-@dataclass(frozen=True, slots=True)
-class RunOptions:
-    """The options of a command that takes a stored run on (`fork`, and those of
-    `ContinueOptions`): the run's store, graph, tools and model, and how the rest of the
-    run is shown."""
-
-    store: StoreOpt = ""
     tools: ToolsOpt = None
     mcp: McpOpt = None
     graph: GraphOpt = None
     model: ModelOpt = None
     api_base: ApiBaseOpt = None
     script: ScriptOpt = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions(ModelOptions):
+    """The options that name the agent a long-running command serves (`serve`, `worker`):
+    `--agent`, or the tools, model, limits and graph to build one from."""
+
+    tools: AgentToolsOpt = None
+    script: AgentScriptOpt = None
+    agent_spec: AgentSpecOpt = None
+    max_steps: MaxStepsOpt = 12
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions(ModelOptions):
+    """The options of a command that takes a stored run on (`fork`, and those of
+    `ContinueOptions`): the run's store, graph, tools and model, and how the rest of the
+    run is shown."""
+
+    store: StoreOpt = ""
     no_input: NoInputOpt = False
     as_json: JsonOpt = False
     quiet: QuietOpt = False

@@ -31,16 +31,7 @@ from typing import Any, Final
 import networkx as nx
 
 from thinkgraph.errors import GraphConfigError
-from thinkgraph.graphs.routes import (
-    ACT,
-    APPROVE,
-    ASK_HUMAN,
-    FINALIZE,
-    OBSERVE,
-    RESET,
-    THINK,
-    VALIDATE,
-)
+from thinkgraph.graphs import routes
 from thinkgraph.graphs.shape import (
     END,
     START,
@@ -55,10 +46,10 @@ DEPS_ATTR: Final = "__thinkgraph_deps__"
 """Set on our routers made with the agent's parts, so the checks know which tools gate."""
 
 NEXT_ACTION_ROUTES: Final[dict[NextAction, tuple[str, ...]]] = {
-    NextAction.CONTINUE: (ACT, APPROVE),
-    NextAction.VALIDATE: (VALIDATE,),
-    NextAction.FINAL_ANSWER: (VALIDATE,),
-    NextAction.RESET: (RESET,),
+    NextAction.CONTINUE: (routes.ACT, routes.APPROVE),
+    NextAction.VALIDATE: (routes.VALIDATE,),
+    NextAction.FINAL_ANSWER: (routes.VALIDATE,),
+    NextAction.RESET: (routes.RESET,),
 }
 """Which return values of route_think (wired by hand) carry each NextAction."""
 
@@ -113,7 +104,7 @@ def _unreachable(model: nx.DiGraph) -> list[str]:
 def _dead_ends(model: nx.DiGraph) -> list[str]:
     finishing = nx.ancestors(model, END) | {END}
     reached = nx.descendants(model, START)  # an unreachable node is reported as such
-    finals = _of_kind(model, FINALIZE)
+    finals = _of_kind(model, routes.FINALIZE)
     target = finals[0] if finals else "END"
     return [
         f"node {node!r} cannot reach END; add an edge from {node!r} to {target!r}, or give "
@@ -144,7 +135,7 @@ def _unguarded_cycle(model: nx.DiGraph) -> list[str]:
 
 def _think_routes(model: nx.DiGraph, limits: StepLimits | None) -> list[str]:
     problems = []
-    for node in _of_kind(model, THINK):
+    for node in _of_kind(model, routes.THINK):
         router = model.nodes[node].get("router")
         if router is None:
             problems.append(
@@ -167,7 +158,7 @@ def _think_routes(model: nx.DiGraph, limits: StepLimits | None) -> list[str]:
         problems.extend(
             f"node {node!r} has no route to {key!r}, which the guards use; add {key!r} to "
             f"the targets of route_think on {node!r}"
-            for key in (THINK, FINALIZE)
+            for key in (routes.THINK, routes.FINALIZE)
             if key not in keys
         )
     return problems
@@ -177,9 +168,9 @@ def _asks_a_human(model: nx.DiGraph, limits: StepLimits | None) -> list[str]:
     if limits is None or limits.failure_policy != "ask_human":
         return []
     problems = []
-    for node in _of_kind(model, THINK):
-        target = _keys_to(model, node).get("failures", _keys_to(model, node).get(ASK_HUMAN))
-        if target is None or _kind(model, target) != ASK_HUMAN:
+    for node in _of_kind(model, routes.THINK):
+        target = _keys_to(model, node).get("failures", _keys_to(model, node).get(routes.ASK_HUMAN))
+        if target is None or _kind(model, target) != routes.ASK_HUMAN:
             problems.append(
                 f"node {node!r} has no route to 'ask_human', which failure_policy='ask_human' "
                 f"needs; add an ask_human node (react_graph has one) or use failure_policy='abort'"
@@ -190,9 +181,9 @@ def _asks_a_human(model: nx.DiGraph, limits: StepLimits | None) -> list[str]:
 def _renamed_act(model: nx.DiGraph) -> list[str]:
     # route_think and route_approved (wired by hand) send act tasks to the node named "act"
     problems = []
-    for node in _of_kind(model, ACT):
-        by_name = any(_keys_to(model, s).get(ACT) == node for s in model.predecessors(node))
-        if node != ACT and by_name:
+    for node in _of_kind(model, routes.ACT):
+        by_name = any(_keys_to(model, s).get(routes.ACT) == node for s in model.predecessors(node))
+        if node != routes.ACT and by_name:
             problems.append(
                 f"node {node!r} is our act node, but route_think sends act tasks to 'act'; "
                 f"build the graph with react_graph(deps, names={{'act': {node!r}}}) or name "
@@ -203,10 +194,10 @@ def _renamed_act(model: nx.DiGraph) -> list[str]:
 
 def _act_reaches_observe(model: nx.DiGraph) -> list[str]:
     problems = []
-    for node in _of_kind(model, ACT):
-        nexts = [t for t in model.successors(node) if _kind(model, t) == OBSERVE]
+    for node in _of_kind(model, routes.ACT):
+        nexts = [t for t in model.successors(node) if _kind(model, t) == routes.OBSERVE]
         if not nexts:
-            observers = _of_kind(model, OBSERVE)
+            observers = _of_kind(model, routes.OBSERVE)
             fix = (
                 f"add graph.add_edge({node!r}, {observers[0]!r})"
                 if observers
@@ -218,12 +209,12 @@ def _act_reaches_observe(model: nx.DiGraph) -> list[str]:
 
 def _validated(model: nx.DiGraph) -> list[str]:
     problems = []
-    stops = set(_of_kind(model, THINK)) | set(_of_kind(model, FINALIZE)) | {END}
-    for node in _of_kind(model, THINK):
-        target = _keys_to(model, node).get(VALIDATE)
-        if target is None or _kind(model, target) == VALIDATE:
+    stops = set(_of_kind(model, routes.THINK)) | set(_of_kind(model, routes.FINALIZE)) | {END}
+    for node in _of_kind(model, routes.THINK):
+        target = _keys_to(model, node).get(routes.VALIDATE)
+        if target is None or _kind(model, target) == routes.VALIDATE:
             continue
-        validators = _of_kind(model, VALIDATE)
+        validators = _of_kind(model, routes.VALIDATE)
         # a node of the user's may stand between think and validate, never finalize
         inner = model.subgraph([n for n in model.nodes if n not in stops or n == target])
         if target not in stops and any(nx.has_path(inner, target, v) for v in validators):
@@ -241,9 +232,9 @@ def _gated(model: nx.DiGraph, gated: Iterable[str]) -> list[str]:
     if not tools:
         return []
     problems = []
-    for node in _of_kind(model, THINK):
-        target = _keys_to(model, node).get(APPROVE)
-        if target is not None and _kind(model, target) == APPROVE:
+    for node in _of_kind(model, routes.THINK):
+        target = _keys_to(model, node).get(routes.APPROVE)
+        if target is not None and _kind(model, target) == routes.APPROVE:
             continue
         problems.append(
             f"tool {tools[0]!r} needs approval, but node {node!r} has no route through an "

@@ -43,7 +43,7 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, Protocol, TypeAlias
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.types import Send
@@ -162,45 +162,37 @@ def node(
         # The name the graph gave the node, which a user may have chosen over ours.
         return {**changed, "node": running_node() or name}
 
-    run.__name__ = name
-    run.__qualname__ = name
+    return _as_node(name, run, kind)
+
+
+def _as_node(name: str, run: Callable[..., Awaitable[dict[str, Any]]], kind: str) -> Node:
+    run.__name__ = run.__qualname__ = name
     setattr(run, KIND_ATTR, kind)
     return dual_node(name, run)
 
 
-def think_node(deps: Deps, *, name: str = routing.THINK) -> Node:
-    """The think node: project the chain, call the model, record its decision."""
-    return node(name, _think, deps, kind=routing.THINK)
+class NodeFactory(Protocol):
+    """Makes one of our nodes for the agent's `deps`, under the name the graph gives it."""
+
+    def __call__(self, deps: Deps, *, name: str = ...) -> Node: ...
 
 
-def approve_node(deps: Deps, *, name: str = routing.APPROVE) -> Node:
-    """The approval gate: one interrupt for every proposed call that needs a person."""
-    return node(name, _approve, deps, kind=routing.APPROVE)
+def _factory(kind: str, body: Callable[..., Any], summary: str) -> NodeFactory:
+    def make(deps: Deps, *, name: str = kind) -> Node:
+        return node(name, body, deps, kind=kind)
+
+    make.__name__ = make.__qualname__ = f"{kind}_node"
+    make.__doc__ = f"The {kind} node: {summary}.\n\nNamed `{kind}` unless `name` says otherwise."
+    return make
 
 
-def observe_node(deps: Deps, *, name: str = routing.OBSERVE) -> Node:
-    """The observe node: fold the round's tool results into observations."""
-    return node(name, _observe, deps, kind=routing.OBSERVE)
-
-
-def validate_node(deps: Deps, *, name: str = routing.VALIDATE) -> Node:
-    """The validate node: run the validators on the candidate answer."""
-    return node(name, _validate, deps, kind=routing.VALIDATE)
-
-
-def reset_node(deps: Deps, *, name: str = routing.RESET) -> Node:
-    """The reset node: start the reasoning over, keeping a short lesson."""
-    return node(name, _reset, deps, kind=routing.RESET)
-
-
-def finalize_node(deps: Deps, *, name: str = routing.FINALIZE) -> Node:
-    """The finalize node: record the answer and why the run stopped."""
-    return node(name, _finalize, deps, kind=routing.FINALIZE)
-
-
-def ask_human_node(deps: Deps, *, name: str = routing.ASK_HUMAN) -> Node:
-    """The ask_human node: pause for a person after repeated failures."""
-    return node(name, _ask_human, deps, kind=routing.ASK_HUMAN)
+think_node = _factory(routing.THINK, _think, "call the model, record its decision")
+approve_node = _factory(routing.APPROVE, _approve, "one pause for every call that needs a person")
+observe_node = _factory(routing.OBSERVE, _observe, "fold the tool results into observations")
+validate_node = _factory(routing.VALIDATE, _validate, "run the validators on the candidate answer")
+reset_node = _factory(routing.RESET, _reset, "start the reasoning over, keeping a short lesson")
+finalize_node = _factory(routing.FINALIZE, _finalize, "record the answer and why the run stopped")
+ask_human_node = _factory(routing.ASK_HUMAN, _ask_human, "pause for a person after failures")
 
 
 def act_node(deps: Deps, *, name: str = routing.ACT) -> Node:
@@ -218,10 +210,7 @@ def act_node(deps: Deps, *, name: str = routing.ACT) -> Node:
             number_steps(update.get("chain", ()), task["number"])
         return {**update, "node": running_node() or name}
 
-    run.__name__ = name
-    run.__qualname__ = name
-    setattr(run, KIND_ATTR, routing.ACT)
-    return dual_node(name, run)
+    return _as_node(name, run, routing.ACT)
 
 
 # -- routers ----------------------------------------------------------------------------

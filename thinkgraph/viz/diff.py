@@ -23,7 +23,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, TypedDict, Unpack
 
 import networkx as nx
 
@@ -35,6 +35,7 @@ from thinkgraph.viz.model import from_description, layered_nodes, to_graph_model
 __all__ = [
     "DIFF_CLASSES",
     "DIFF_FORMATS",
+    "DiffOptions",
     "PathClass",
     "PathDiff",
     "compare_paths",
@@ -121,6 +122,32 @@ def compare_paths(
     return PathDiff(tuple(path_a[:common]), split, nodes, edges)
 
 
+class DiffOptions(TypedDict, total=False):
+    """The options every diff renderer takes (all keyword-only)."""
+
+    divergence: str | None
+    """The first divergence's node, if known (see `compare_paths`)."""
+    kind: str | None
+    """The first divergence's kind (route, tool, args, answer), for its label."""
+    names: tuple[str, str]
+    """The runs' names, to say which is A and which is B (default ``("A", "B")``)."""
+
+
+def _compare(
+    path_a: Sequence[str], path_b: Sequence[str], options: DiffOptions
+) -> tuple[PathDiff, str | None, tuple[str, str]]:
+    diff = compare_paths(path_a, path_b, options.get("divergence"))
+    return diff, options.get("kind"), options.get("names", ("A", "B"))
+
+
+def _edge_label(data: dict[str, Any], taken: PathClass | None) -> str:
+    """An edge's own label, with the run that took it after the split (`A`, `B`, `A+B`)."""
+    label = str(data.get("label") or "")
+    if taken is None or taken == "shared":
+        return label
+    return f"{label} · {_TAGS[taken]}" if label else _TAGS[taken]
+
+
 def _counts(path: Sequence[str], node: str) -> int:
     return sum(1 for n in path if n == node)
 
@@ -147,13 +174,7 @@ def _label(
 
 
 def to_mermaid_diff(
-    model: nx.DiGraph,
-    path_a: Sequence[str],
-    path_b: Sequence[str],
-    *,
-    divergence: str | None = None,
-    kind: str | None = None,
-    names: tuple[str, str] = ("A", "B"),
+    model: nx.DiGraph, path_a: Sequence[str], path_b: Sequence[str], **options: Unpack[DiffOptions]
 ) -> str:
     """Render two runs' paths on a graph model as a Mermaid flowchart.
 
@@ -164,14 +185,12 @@ def to_mermaid_diff(
         model: from `to_graph_model`.
         path_a: run A's nodes in order (e.g. `build_overlay(...).path`).
         path_b: run B's nodes in order.
-        divergence: the first divergence's node, if known (see `compare_paths`).
-        kind: the first divergence's kind (route, tool, args, answer), for its label.
-        names: the runs' names, for the comment that says which is A and which is B.
+        **options: see `DiffOptions`.
 
     Returns:
         Mermaid source, starting with ``graph TD;``.
     """
-    diff = compare_paths(path_a, path_b, divergence)
+    diff, kind, names = _compare(path_a, path_b, options)
     paths = (path_a, path_b)
     lines = ["graph TD;", f"\t%% A: {_text(names[0])} · B: {_text(names[1])}"]
     for node, data in model.nodes(data=True):
@@ -185,12 +204,10 @@ def to_mermaid_diff(
     styled: dict[str, list[int]] = {name: [] for name in _EDGE_STYLES}
     for index, (source, target, data) in enumerate(model.edges(data=True)):
         arrow = "-.->" if data.get("conditional") else "-->"
-        label = str(data.get("label") or "")
         taken = diff.edges.get((source, target))
         if taken is not None:
             styled[taken].append(index)
-            if taken != "shared":
-                label = f"{label} · {_TAGS[taken]}" if label else _TAGS[taken]
+        label = _edge_label(data, taken)
         text = f'|"{_text(label)}"|' if label else ""
         lines.append(f"\t{_id(source)} {arrow}{text} {_id(target)};")
     for edge_cls, indexes in styled.items():
@@ -221,13 +238,7 @@ _NODE_MARKS: Final[dict[str, str]] = {
 
 
 def to_ascii_diff(
-    model: nx.DiGraph,
-    path_a: Sequence[str],
-    path_b: Sequence[str],
-    *,
-    divergence: str | None = None,
-    kind: str | None = None,
-    names: tuple[str, str] = ("A", "B"),
+    model: nx.DiGraph, path_a: Sequence[str], path_b: Sequence[str], **options: Unpack[DiffOptions]
 ) -> str:
     """Render two runs' paths on a graph model as plain ASCII, with markers.
 
@@ -236,7 +247,7 @@ def to_ascii_diff(
     visit counts; the node where they part is marked `<< FIRST DIVERGENCE`. Each edge
     says which run took it. Arguments as for `to_mermaid_diff`.
     """
-    diff = compare_paths(path_a, path_b, divergence)
+    diff, kind, names = _compare(path_a, path_b, options)
     lines = [
         f"diff of two runs on {model.graph.get('name') or 'graph'}: A = {names[0]}, B = {names[1]}",
         "legend: [shared] both runs, before they part  [A] / [B] one run only after"
@@ -288,19 +299,13 @@ _DOT_EDGES: Final[dict[str, dict[str, str]]] = {
 
 
 def to_dot_diff(
-    model: nx.DiGraph,
-    path_a: Sequence[str],
-    path_b: Sequence[str],
-    *,
-    divergence: str | None = None,
-    kind: str | None = None,
-    names: tuple[str, str] = ("A", "B"),
+    model: nx.DiGraph, path_a: Sequence[str], path_b: Sequence[str], **options: Unpack[DiffOptions]
 ) -> str:
     """Render two runs' paths on a graph model as Graphviz DOT, in the Mermaid styles.
 
     Arguments as for `to_mermaid_diff`; the graph's label says which run is A and B.
     """
-    diff = compare_paths(path_a, path_b, divergence)
+    diff, kind, names = _compare(path_a, path_b, options)
     paths = (path_a, path_b)
     title = f"A: {names[0]} · B: {names[1]}"
     lines = [
@@ -319,11 +324,8 @@ def to_dot_diff(
         lines.append(f"  {_q(node)} {_attrs(attrs)};")
     for source, target, data in model.edges(data=True):
         edge: dict[str, Any] = {}
-        label = str(data.get("label") or "")
         taken = diff.edges.get((source, target))
-        if taken is not None and taken != "shared":
-            label = f"{label} · {_TAGS[taken]}" if label else _TAGS[taken]
-        if label:
+        if label := _edge_label(data, taken):
             edge["label"] = label
         if data.get("conditional"):
             edge["style"] = "dashed"
@@ -350,10 +352,7 @@ def render_diff(
     path_a: Sequence[str],
     path_b: Sequence[str],
     fmt: str,
-    *,
-    divergence: str | None = None,
-    kind: str | None = None,
-    names: tuple[str, str] = ("A", "B"),
+    **options: Unpack[DiffOptions],
 ) -> str | bytes:
     """Two runs' paths in one of `DIFF_FORMATS`: text for all but png, which is bytes.
 
@@ -361,7 +360,6 @@ def render_diff(
         ValueError: an unknown format (the message lists the known ones).
         GraphvizNotFoundError: svg or png without Graphviz installed.
     """
-    options: dict[str, Any] = {"divergence": divergence, "kind": kind, "names": names}
     if fmt == "mermaid":
         return to_mermaid_diff(model, path_a, path_b, **options)
     if fmt == "ascii":
