@@ -14,11 +14,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias
 
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.channels import DeltaChannel
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, model_validator
 from typing_extensions import TypedDict
 
 from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits, StopReason
@@ -120,14 +120,18 @@ class BaseStep(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    if not TYPE_CHECKING:
-        # Hidden from type checkers, which keep the typed constructor pydantic gives them.
-        # Done when a step is made, not in a validator: a step revived from the store was
-        # made storable when it was written, and reviving is the cost of a resume.
-        def __init__(self, **data: Any) -> None:
-            if not data.get("node"):
-                data["node"] = running_node()
-            super().__init__(**storable(data))
+    @model_validator(mode="before")
+    @classmethod
+    def _made_here(cls, data: Any, info: ValidationInfo) -> Any:
+        # Every step made (by its constructor, `model_validate`, a dict in the chain) passes
+        # here; a step revived from the store (`revive_steps`) does not: it was made
+        # storable, and named its node, when it was made, and reviving is a resume's cost.
+        if info.context is _REVIVED or not isinstance(data, dict):
+            return data
+        fitted = storable(data)
+        if fitted.get("node"):
+            return fitted
+        return {**fitted, "node": running_node()}
 
     number: int = -1
     """Position in the chain, from 0; given by the chain's reducer when the step is
@@ -548,11 +552,30 @@ def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) ->
 
 
 def as_step(value: BaseStep | Mapping[str, Any]) -> BaseStep:
-    """A step, or a plain dict validated into its step type by its ``type``."""
-    return value if isinstance(value, BaseStep) else _STEP.validate_python(storable(value))
+    """A step, or a plain dict validated into its step type by its ``type``.
+
+    A dict is a step made now (a JSON client's), so it is made storable as every new
+    step is (see `BaseStep`).
+    """
+    return value if isinstance(value, BaseStep) else _STEP.validate_python(value)
+
+
+def revive_steps(fields: Sequence[Mapping[str, Any]]) -> list[BaseStep]:
+    """Steps read back from the store, from the fields they were stored with, in one call.
+
+    Each validates into its step type by its ``type``, as any step does, but skips what
+    making a step adds (see `BaseStep`): a stored step was made storable, and named its
+    node, when it was made. Walking every value of every step again was most of the cost
+    of loading a long run. Fields that may hold what a run cannot (read from a store
+    written by other code) are made storable by the caller first.
+    """
+    return _STEPS.validate_python(fields, context=_REVIVED)
 
 
 _STEP: TypeAdapter[BaseStep] = TypeAdapter(Step)  # type: ignore[arg-type]
+_STEPS: TypeAdapter[list[BaseStep]] = TypeAdapter(list[Step])  # type: ignore[arg-type]
+_REVIVED: dict[str, bool] = {"thinkgraph_revived": True}
+"""The validation context of `revive_steps`, known by identity."""
 
 
 def last_value(current: str, new: str) -> str:

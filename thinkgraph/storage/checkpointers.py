@@ -8,6 +8,7 @@ a command (`storage_fault`: damaged, full, unreachable).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -29,7 +30,6 @@ from langgraph.checkpoint.serde.jsonplus import (
     JsonPlusSerializer,
 )
 from langgraph.types import Send
-from pydantic import TypeAdapter
 
 from thinkgraph._langgraph import DeltaSnapshot, ext_hook_of, serializer_with_hook
 from thinkgraph.errors import StorageError, ThinkgraphError
@@ -39,9 +39,9 @@ from thinkgraph.state import (
     Counters,
     PackedSteps,
     RunInfo,
-    Step,
     ToolCall,
     Verdict,
+    revive_steps,
 )
 from thinkgraph.storage import sqlite
 from thinkgraph.storage.memory import MemoryStore
@@ -103,9 +103,6 @@ def serializer(extra_types: list[type[Any]] | None = None) -> JsonPlusSerializer
     return serializer_with_hook(_PackingSerializer, hook, allowed_msgpack_modules=allowed)
 
 
-_STEPS: TypeAdapter[list[BaseStep]] = TypeAdapter(list[Step])  # type: ignore[arg-type]
-
-
 def _is_steps(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and isinstance(value[0], BaseStep)
 
@@ -126,7 +123,28 @@ def pack_steps(steps: list[BaseStep]) -> PackedSteps:
 
 def unpack_steps(packed: PackedSteps) -> list[BaseStep]:
     """The steps of a packed record, revived in one validation."""
-    return _STEPS.validate_python(ormsgpack.unpackb(packed.blob))
+    return revive_steps(_stored_fields(packed.blob))
+
+
+def _stored_fields(blob: bytes) -> list[Any]:
+    """The steps' fields in a packed record, as `revive_steps` takes them.
+
+    Steps are revived without being made storable again (see `revive_steps`), and what
+    they hold need not be: msgpack has no lone surrogate and no integer wider than 64
+    bits, and nesting deeper than `MAX_DEPTH` (a step changed with `model_copy`) is what
+    every reader and writer of a run handles up to the 254 levels the writer encodes (a
+    deeper value is cut when it is next written). The one value msgpack holds that would
+    reach a reader is a non-finite float (a step changed with `model_copy`, a record
+    written by other code): its encoding is looked for in one scan of the bytes, and only
+    when it is there are the steps walked and made storable (a match inside other bytes
+    costs that walk, nothing else).
+    """
+    fields: list[Any] = ormsgpack.unpackb(blob)
+    return [storable(f) for f in fields] if _NON_FINITE.search(blob) else fields
+
+
+_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]|\xca[\x7f\xff][\x80-\xff]")
+"""msgpack's encoding of NaN or an infinity: a float64 or float32 of all-ones exponent."""
 
 
 _STEPS_LEFT_PACKED: ContextVar[bool] = ContextVar("thinkgraph_steps_left_packed", default=False)
@@ -184,11 +202,11 @@ class _PackingSerializer(JsonPlusSerializer):
             if blob is None:
                 values.append(self.loads_typed(item))
             else:
-                fields = ormsgpack.unpackb(blob)
+                fields = _stored_fields(blob)
                 packed.append((len(values), fields))
                 values.append(None)
         if packed:
-            steps = _STEPS.validate_python([f for _, fields in packed for f in fields])
+            steps = revive_steps([f for _, fields in packed for f in fields])
             start = 0
             for position, fields in packed:
                 values[position] = steps[start : start + len(fields)]
