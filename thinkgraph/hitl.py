@@ -41,6 +41,7 @@ from pydantic import (
 )
 
 from thinkgraph.errors import ResumeValueError
+from thinkgraph.state import ToolCall
 from thinkgraph.values import problem
 
 __all__ = [
@@ -161,6 +162,12 @@ class Pending(BaseModel):
     question: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
     """Anything else the pause carries (for ask_human: what was done and what failed)."""
+
+    @classmethod
+    def approval(cls, call: ToolCall, *, thought: str = "", step: int = 0) -> Pending:
+        """What a proposed `call` waits for at the gate: a person's decision."""
+        return cls(kind="approval", call_id=call.id, tool=call.name, args=call.args,
+                   raw_args=call.raw_args, thought=thought, step=step)  # fmt: skip
 
 
 def _from_langchain(waiting: dict[str, Pending], answer: Any) -> Any:

@@ -54,19 +54,8 @@ def approval_requests(state: AgentState, deps: Deps) -> list[Pending]:
     need = set(waiting_calls(state, deps))
     thought = next((s.text for s in reversed(state["chain"]) if isinstance(s, ThoughtStep)), "")
     step = (state.get("counters") or Counters()).steps
-    return [
-        Pending(
-            kind="approval",
-            call_id=c.id,
-            tool=c.name,
-            args=c.args,
-            raw_args=c.raw_args,
-            thought=thought,
-            step=step,
-        )
-        for c in state.get("pending_calls") or []
-        if c.id in need
-    ]
+    calls = state.get("pending_calls") or []
+    return [Pending.approval(c, thought=thought, step=step) for c in calls if c.id in need]
 
 
 def langchain_request(requests: Sequence[Pending], tools: ToolRegistry) -> dict[str, Any]:
