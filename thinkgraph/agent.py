@@ -178,7 +178,7 @@ class Agent:
         the run at its last checkpoint; `resume` continues it. Raises what `Driver.start`
         raises (`ThreadExistsError`, `ThreadBusyError`).
         """
-        return await outcome(self.driver.start(task, thread_id or fresh_thread_id(), nodes=False))
+        return await outcome(self.driver.start(task, thread_id or fresh_thread_id(), detail=False))
 
     async def aevents(self, task: str, thread_id: str) -> AsyncIterator[RunEvent]:
         """Run a task, yielding typed events (see `Driver.start`); raises what `run` does."""
@@ -197,7 +197,7 @@ class Agent:
         pause, "retry", "abort" or guidance text; None to continue a run otherwise. Raises
         what `Driver.resume` raises; a refused answer leaves the run as it was.
         """
-        return await outcome(self.driver.resume(thread_id, decisions, nodes=False))
+        return await outcome(self.driver.resume(thread_id, decisions, detail=False))
 
     async def aresume_events(
         self, thread_id: str, decisions: Any = None
@@ -233,7 +233,7 @@ class Agent:
         edits and the errors.
         """
         events = self.driver.fork(
-            thread_id, checkpoint_id, edit=edit, new_thread_id=new_thread_id, nodes=False
+            thread_id, checkpoint_id, edit=edit, new_thread_id=new_thread_id, detail=False
         )
         return await outcome(events)
 

@@ -119,7 +119,7 @@ class Driver:
     # -- the three ways to advance a run ---------------------------------------------------
 
     async def start(
-        self, task: str, thread_id: str, *, nodes: bool = True, replay_of: str | None = None
+        self, task: str, thread_id: str, *, detail: bool = True, replay_of: str | None = None
     ) -> AsyncIterator[RunEvent]:
         """Start a run of `task` on a new thread, yielding its events.
 
@@ -130,8 +130,9 @@ class Driver:
         Args:
             task: what the agent should do.
             thread_id: the new run's id.
-            nodes: yield a `NodeStart` as each node begins (a caller that folds the
-                events to the result leaves them out, and LangGraph does not make them).
+            detail: False yields only the `RunStart` and the `RunEnd`: for a caller that
+                folds the events to the result (`Agent.arun`), which then pays for no
+                node start and no step event.
             replay_of: the run this one replays (`thinkgraph.runs.replay`): recorded with
                 it, so only a replay continues it.
 
@@ -147,15 +148,18 @@ class Driver:
             state = self.start_state(task, replay_of)
             counters = state["counters"]
             yield RunStart(thread_id, self.limits, counters)
-            for step in state["chain"]:
-                yield StepEvent(thread_id, "start", step, counters)
+            if detail:
+                for step in state["chain"]:
+                    yield StepEvent(thread_id, "start", step, counters)
             plan = (state, config, self.breakpoints)
-            async for event in self._advance(thread_id, plan, counters, len(state["chain"]), nodes):
+            async for event in self._advance(
+                thread_id, plan, counters, len(state["chain"]), detail
+            ):
                 yield event
         await self._retain(thread_id)
 
     async def resume(
-        self, thread_id: str, decisions: Any = None, *, nodes: bool = True, replaying: bool = False
+        self, thread_id: str, decisions: Any = None, *, detail: bool = True, replaying: bool = False
     ) -> AsyncIterator[RunEvent]:
         """Continue a run: after a crash, at a breakpoint, or with the answer it waits for.
 
@@ -169,7 +173,7 @@ class Driver:
                 `Respond(text=...)`. For an ask_human pause, "retry", "abort" or guidance
                 text. Leave it out to continue a run whose process died or that stopped at
                 a breakpoint.
-            nodes: yield a `NodeStart` as each node begins.
+            detail: False yields only the `RunStart` and the `RunEnd` (see `start`).
             replaying: the caller is the replay that made this run (it answers its pauses
                 from the record); a replay is refused to anyone else.
 
@@ -193,7 +197,7 @@ class Driver:
                 return
             # `latest` left the chain out: a step of a user's node that comes unnumbered
             # is looked up in the stored chain.
-            async for event in self._advance(thread_id, plan, counters, None, nodes):
+            async for event in self._advance(thread_id, plan, counters, None, detail):
                 yield event
         await self._retain(thread_id)
 
@@ -204,7 +208,7 @@ class Driver:
         *,
         edit: Mapping[int, Mapping[str, Any]] | None = None,
         new_thread_id: str | None = None,
-        nodes: bool = True,
+        detail: bool = True,
     ) -> AsyncIterator[RunEvent]:
         """Start a new thread from any checkpoint of a run, edited, and run it on.
 
@@ -257,7 +261,7 @@ class Driver:
             )
             yield RunStart(new_id, values.get("limits") or self.limits, counters, resumed=True)
             plan = (None, target, points if isinstance(points, Breakpoints) else Breakpoints())
-            async for event in self._advance(new_id, plan, counters, len(values["chain"]), nodes):
+            async for event in self._advance(new_id, plan, counters, len(values["chain"]), detail):
                 yield event
         await self._retain(new_id)
 
@@ -281,7 +285,7 @@ class Driver:
         plan: Plan,
         counters: Counters,
         first_number: int | None,
-        nodes: bool,
+        detail: bool,
     ) -> AsyncIterator[NodeStart | StepEvent | RunEnd]:
         """Run the graph from `plan`, yielding node starts, written steps, and the end.
 
@@ -289,6 +293,7 @@ class Driver:
         the config and where to pause; `counters` the totals before. `first_number`, the
         chain's length before (None when not at hand: then looked up in the stored chain),
         numbers the steps a user's node left unnumbered (`thinkgraph.state.number_steps`).
+        Without `detail`, only the `RunEnd`.
         """
         graph_input, config, points = plan
         with tracing.run_span(
@@ -299,7 +304,7 @@ class Driver:
                 config,
                 # "updates" carry the steps and the interrupts, "values" the state the
                 # result is built from (as `ainvoke` does), "tasks" the node starts.
-                stream_mode=["updates", "values", "tasks"] if nodes else ["updates", "values"],
+                stream_mode=["updates", "values", "tasks"] if detail else ["updates", "values"],
                 durability="sync",
                 interrupt_before=list(points.before) or None,
                 interrupt_after=list(points.after) or None,
@@ -314,6 +319,9 @@ class Driver:
                 if mode == "tasks":
                     if "input" in chunk:  # a task starting; its result comes as an update
                         yield NodeStart(thread_id, str(chunk["name"]), counters)
+                    continue
+                if not detail:
+                    interrupts.extend(chunk.get(INTERRUPT, ()))
                     continue
                 for name, values in chunk.items():
                     if name == INTERRUPT:
