@@ -9,8 +9,9 @@ stay fast; importing LangGraph happens when an agent is built.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from thinkgraph._lazy import lazy_names
 
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
@@ -44,42 +45,27 @@ __all__ = [
     "tool",
 ]
 
-_WHERE = {
-    # running agents
-    "Agent": "thinkgraph.agent",
-    "RunResult": "thinkgraph.result",
-    # models
-    "ChatModel": "thinkgraph.llm.base",
-    "ScriptedModel": "thinkgraph.llm.scripted",
-    # limits and routing
-    "NextAction": "thinkgraph.types",
-    "StepLimits": "thinkgraph.types",
-    "Retention": "thinkgraph.storage.prune",
-    # tools and validation
-    "Tool": "thinkgraph.tools.base",
-    "tool": "thinkgraph.tools.function",
-    "Verdict": "thinkgraph.state",
-    # human in the loop
-    "Approve": "thinkgraph.hitl",
-    "Edit": "thinkgraph.hitl",
-    "Reject": "thinkgraph.hitl",
-    "Respond": "thinkgraph.hitl",
-    "Pending": "thinkgraph.hitl",
-    # errors
-    "ThinkgraphError": "thinkgraph.errors",
-}
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        # running agents
+        "thinkgraph.agent": ["Agent"],
+        "thinkgraph.result": ["RunResult"],
+        # models
+        "thinkgraph.llm.base": ["ChatModel"],
+        "thinkgraph.llm.scripted": ["ScriptedModel"],
+        # limits, routing and retention
+        "thinkgraph.types": ["NextAction", "StepLimits"],
+        "thinkgraph.storage.prune": ["Retention"],
+        # tools and validation
+        "thinkgraph.tools.base": ["Tool"],
+        "thinkgraph.tools.function": ["tool"],
+        "thinkgraph.state": ["Verdict"],
+        # human in the loop
+        "thinkgraph.hitl": ["Approve", "Edit", "Pending", "Reject", "Respond"],
+        # errors
+        "thinkgraph.errors": ["ThinkgraphError"],
+    },
+)
 
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'thinkgraph' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])

@@ -28,7 +28,7 @@ may change the arguments, never the tool.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -41,8 +41,10 @@ from pydantic import (
 )
 
 from thinkgraph.errors import ResumeValueError
-from thinkgraph.state import ToolCall
 from thinkgraph.values import problem
+
+if TYPE_CHECKING:
+    from thinkgraph.state import ToolCall
 
 __all__ = [
     "LANGCHAIN_DECISIONS",

@@ -15,12 +15,17 @@ Example:
 
 from __future__ import annotations
 
-from thinkgraph.graphs import parts
-from thinkgraph.graphs.build import ReasoningGraph, react_graph
-from thinkgraph.graphs.checks import check_graph
-from thinkgraph.graphs.react import THINK_TARGETS, build_react_graph
-from thinkgraph.graphs.routes import REACT_ROUTES, Route
-from thinkgraph.graphs.shape import guarded_router
+from typing import TYPE_CHECKING
+
+from thinkgraph._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from thinkgraph.graphs import parts
+    from thinkgraph.graphs.build import ReasoningGraph, react_graph
+    from thinkgraph.graphs.checks import check_graph
+    from thinkgraph.graphs.react import THINK_TARGETS, build_react_graph
+    from thinkgraph.graphs.routes import REACT_ROUTES, Route
+    from thinkgraph.graphs.shape import guarded_router
 
 __all__ = [
     "REACT_ROUTES",
@@ -33,3 +38,17 @@ __all__ = [
     "parts",
     "react_graph",
 ]
+
+# Loaded on first use: the CLI reads a run's graph address (`thinkgraph.graphs.address`)
+# before it builds any graph, and building pulls in LangGraph.
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        __name__: ["parts"],
+        "thinkgraph.graphs.build": ["ReasoningGraph", "react_graph"],
+        "thinkgraph.graphs.checks": ["check_graph"],
+        "thinkgraph.graphs.react": ["THINK_TARGETS", "build_react_graph"],
+        "thinkgraph.graphs.routes": ["REACT_ROUTES", "Route"],
+        "thinkgraph.graphs.shape": ["guarded_router"],
+    },
+)

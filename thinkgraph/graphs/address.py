@@ -33,14 +33,17 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
-
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import StateGraph
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from thinkgraph.errors import ConfigError
-from thinkgraph.nodes.deps import Deps
-from thinkgraph.state import AgentState
+
+if TYPE_CHECKING:
+    # Only for the types: the CLI reads an address before it builds any graph, and
+    # LangGraph's graph module is most of a command's start-up.
+    from langgraph.graph import StateGraph
+
+    from thinkgraph.nodes.deps import Deps
+    from thinkgraph.state import AgentState
 
 __all__ = [
     "GRAPH_KEY",
@@ -61,7 +64,7 @@ __all__ = [
     "same_graph",
 ]
 
-Builder = Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]
+Builder: TypeAlias = "Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]"
 """A function that builds an uncompiled graph from the agent's parts."""
 
 GRAPH_KEY = "thinkgraph_graph"
@@ -339,18 +342,18 @@ def check_continues_on_its_graph(thread_id: str, recorded: str | None, mine: str
     )
 
 
-def recorded_address(saver: object, thread_id: str) -> str | None:
+def recorded_address(saver: Any, thread_id: str) -> str | None:
     """The address of the graph that wrote a thread's latest checkpoint, read from its
     metadata (no graph is built); None for the built-in graph, no run, or no saver."""
-    if not isinstance(saver, BaseCheckpointSaver):
+    if not callable(getattr(saver, "get_tuple", None)):
         return None
-    latest = saver.get_tuple(_latest(thread_id))  # type: ignore[arg-type]
+    latest = saver.get_tuple(_latest(thread_id))
     return None if latest is None else address_in(latest.metadata)
 
 
-async def arecorded_address(saver: object, thread_id: str) -> str | None:
+async def arecorded_address(saver: Any, thread_id: str) -> str | None:
     """`recorded_address` from async code."""
-    if not isinstance(saver, BaseCheckpointSaver):
+    if not callable(getattr(saver, "aget_tuple", None)):
         return None
-    latest = await saver.aget_tuple(_latest(thread_id))  # type: ignore[arg-type]
+    latest = await saver.aget_tuple(_latest(thread_id))
     return None if latest is None else address_in(latest.metadata)

@@ -9,9 +9,14 @@
 `thinkgraph.Agent` is the facade over these.
 """
 
-from thinkgraph.runs.driver import Driver
-from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEvent, outcome
-from thinkgraph.runs.reader import CheckpointInfo, RunReader
+from typing import TYPE_CHECKING
+
+from thinkgraph._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from thinkgraph.runs.driver import Driver
+    from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEvent, outcome
+    from thinkgraph.runs.reader import CheckpointInfo, RunReader
 
 __all__ = [
     # reading runs
@@ -27,3 +32,21 @@ __all__ = [
     "StepEvent",
     "outcome",
 ]
+
+# Loaded on first use: a reader of events (the CLI's progress line) needs no driver, and
+# the driver pulls in LangGraph's graph.
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "thinkgraph.runs.driver": ["Driver"],
+        "thinkgraph.runs.events": [
+            "NodeStart",
+            "RunEnd",
+            "RunEvent",
+            "RunStart",
+            "StepEvent",
+            "outcome",
+        ],
+        "thinkgraph.runs.reader": ["CheckpointInfo", "RunReader"],
+    },
+)
