@@ -5,7 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import thinkgraph
+import thinkgraph.graphs.build
+import thinkgraph.runs.driver
 
 
 def test_the_package_exports_exactly_its_public_names() -> None:
@@ -61,3 +65,27 @@ def test_importing_the_types_does_not_load_langgraph() -> None:
     code = "import sys, thinkgraph.types; print('langgraph' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_reading_a_runs_graph_address_starts_without_langgraphs_graph() -> None:
+    # The CLI reads a run's graph address before it builds any graph: the command starts
+    # without LangGraph's graph module or our driver (most of its start-up otherwise).
+    code = (
+        "import sys, thinkgraph.cli, thinkgraph.graphs.address, thinkgraph.runs.events; "
+        "print(sorted(m for m in ('langgraph.graph', 'thinkgraph.runs.driver', "
+        "'thinkgraph.graphs.build') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_the_graphs_and_runs_packages_load_their_names_on_first_use() -> None:
+    import thinkgraph.graphs as graphs
+    import thinkgraph.runs as runs
+
+    assert graphs.parts.think_node.__name__ == "think_node"
+    assert graphs.react_graph is thinkgraph.graphs.build.react_graph
+    assert runs.Driver is thinkgraph.runs.driver.Driver
+    assert set(graphs.__all__) <= set(dir(graphs)) and set(runs.__all__) <= set(dir(runs))
+    with pytest.raises(AttributeError, match=r"'thinkgraph\.graphs' has no attribute 'nope'"):
+        graphs.nope  # noqa: B018

@@ -94,6 +94,25 @@ def test_the_driver_runs_a_compiled_graph_and_its_events_end_with_the_result() -
     assert events[-1].result.answer == "42"
 
 
+def test_without_detail_the_driver_yields_the_start_and_the_end_with_the_same_result() -> None:
+    replies = [call("add", a=2, b=40), final("42")]
+    detailed = Agent(ScriptedModel(replies), [add], store="memory://")
+    folded = Agent(ScriptedModel(replies), [add], store="memory://")
+    driver = Driver(folded.graph, folded.deps, limits=folded.limits)
+
+    async def collect() -> list[object]:
+        return [e async for e in driver.start("add", "d1", detail=False)]
+
+    events = asyncio.run(collect())
+    assert [type(e) for e in events] == [RunStart, RunEnd]
+    expected = detailed.run("add", thread_id="d1")
+    result = events[-1].result  # type: ignore[attr-defined]
+    assert [(s.number, s.type, s.node) for s in result.chain] == [
+        (s.number, s.type, s.node) for s in expected.chain
+    ]
+    assert (result.status, result.answer) == ("done", "42")
+
+
 def test_check_resume_is_async_and_refuses_a_bad_answer_without_moving_the_run() -> None:
     agent = Agent(
         ScriptedModel([call("send", to="bob"), final("sent")]),

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
+import pytest
 from pydantic import BaseModel
 
-from thinkgraph.policies.base import Policy
+from thinkgraph.policies.base import BaseTextPolicy, Policy
+from thinkgraph.policies.json_plan import JsonPlan
 from thinkgraph.policies.projection import (
     AssistantTurn,
     FeedbackTurn,
@@ -19,6 +21,7 @@ from thinkgraph.policies.projection import (
     project,
 )
 from thinkgraph.policies.react_text import ReActText, parse
+from thinkgraph.policies.structured_step import StructuredStep
 from thinkgraph.state import (
     BaseStep,
     ErrorStep,
@@ -404,3 +407,10 @@ def test_react_text_is_a_policy_without_native_tools() -> None:
     assert isinstance(policy, Policy)
     assert policy.native_tools is False
     assert policy.tool_schemas([calculator]) is None
+
+
+@pytest.mark.parametrize("policy", [ReActText, JsonPlan, StructuredStep])
+def test_each_text_policy_has_its_own_intro_unless_given_one(policy: type[BaseTextPolicy]) -> None:
+    assert policy().intro == policy.default_intro
+    assert policy().system_prompt([]).startswith(policy.default_intro)
+    assert policy(intro="You are a careful accountant.").intro == "You are a careful accountant."
