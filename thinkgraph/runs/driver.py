@@ -31,9 +31,8 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.graphs.address import address_in, check_continues_on_its_graph
-from thinkgraph.hitl import Pending, check_approvals
-from thinkgraph.nodes.ask_human import parse_human_answer
 from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.gate import check_answer
 from thinkgraph.result import RunResult
 from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
 from thinkgraph.runs.forks import fork_edits, forked_state
@@ -426,7 +425,10 @@ class Driver:
                     f"{', '.join(sorted({p.kind for p in pending_of(snapshot)}))}; "
                     "pass decisions=..."
                 )
-            answers = {i.id: self._checked_answer(i.value, decisions) for i in interrupts}
+            # The graph checks the answer again (whoever resumes it); checking here refuses
+            # a bad one before the run moves, and before a worker is asked.
+            tools = self.deps.tools
+            answers = {i.id: check_answer(i.value, decisions, tools) for i in interrupts}
             return snapshot, (Command(resume=answers), config, points)
         if not isinstance(snapshot.values.get("run"), RunInfo):
             # Not finished: continue from the last checkpoint. `next` alone is not the
@@ -434,15 +436,6 @@ class Driver:
             # still has work left.
             return snapshot, (None, config, points)
         return snapshot, None
-
-    def _checked_answer(self, waiting: Any, decisions: Any) -> Any:
-        # The graph checks the answer again (whoever resumes it); checking here refuses a
-        # bad one before any of the run is loaded, and before a worker is asked.
-        if isinstance(waiting, dict) and waiting.get("kind") == "approval":
-            requests = [Pending.model_validate(r) for r in waiting.get("requests", [])]
-            return check_approvals(requests, decisions, self.deps.tools)
-        parse_human_answer(decisions)
-        return decisions
 
     async def _stored_number(self, config: RunnableConfig, step: BaseStep) -> int:
         """`step`'s number in the stored chain (its node has saved it), read once per stream."""
