@@ -180,3 +180,23 @@ def test_an_answer_to_a_pause_is_checked_before_it_is_handed_on(
     with pytest.raises(ResumeValueError, match="answer an ask_human pause"):
         check_answer({"kind": "ask_human"}, {"action": "explode"}, tools)
     assert check_answer({"kind": "ask_human"}, "retry", tools) == "retry"
+
+
+def test_a_need_added_by_hand_is_asked_even_when_no_tool_needs_a_person(
+    sqlite_url: str, thread_id: str
+) -> None:
+    # No tool of this agent can ever need a person; a state edited by hand to mark the
+    # round's call still stops at the gate (the state may add a need, never take one away).
+    replies = [
+        'Thought: add\nAction: add\nAction Input: {"a": 1, "b": 2}',
+        "Thought: done\nFinal Answer: 3",
+    ]
+    points = {"after": ["think"]}
+    with Agent(ScriptedModel(replies), [add], breakpoints=points, store=sqlite_url) as agent:
+        assert agent.run("add", thread_id=thread_id).status == "paused"
+        config = agent._config(thread_id)
+        (call,) = agent.graph.get_state(config).values["pending_calls"]
+        agent.graph.update_state(config, {"needs_approval": [call.id]}, as_node="think")
+        paused = agent.resume(thread_id)
+    assert paused.status == "paused"
+    assert [(p.kind, p.call_id) for p in paused.pending] == [("approval", call.id)]

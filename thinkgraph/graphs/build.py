@@ -62,10 +62,11 @@ from thinkgraph.graphs.routes import (
     after_validate,
     guard_routes,
 )
-from thinkgraph.graphs.routing import _sends, _unapproved
+from thinkgraph.graphs.routing import _sends
 from thinkgraph.graphs.shape import ROUTES_ATTR, approval_tools, guarded_router
 from thinkgraph.guards import guard_label
 from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.gate import waiting_calls
 from thinkgraph.state import AgentState, Counters
 
 __all__ = ["ReasoningGraph", "react_graph"]
@@ -96,13 +97,15 @@ def _named(name: str, router: Callable[[AgentState], Any]) -> Callable[[AgentSta
 
 def _think_router(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
     act = path["continue"]  # the act tasks go to the node the table names, whatever its name
-    gates = bool(approval_tools(deps.tools, deps.approve))  # decided once, not per cycle
+    # A call the state marks goes to approve by the table's route; the tools' own rules are
+    # judged again only where a tool can need a person at all (decided once, not per cycle).
+    gates = bool(approval_tools(deps.tools, deps.approve))
 
     def route_think(state: AgentState) -> str | list[Send]:
         label = after_think(state, state["limits"])
         if label != "continue":
             return label
-        if gates and _unapproved(state, deps, None):
+        if gates and waiting_calls(state, deps):
             return "approve"
         return _sends(state, None, deps, act)
 
@@ -114,7 +117,7 @@ def _approved_router(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentStat
 
     def route_approved(state: AgentState) -> str | list[Send]:
         cleared = set(state.get("run_calls") or [])
-        cleared -= set(_unapproved(state, deps, cleared))
+        cleared -= set(waiting_calls(state, deps, cleared))
         return _sends(state, cleared, deps, act) or "none_left"
 
     return _named("route_approved", route_approved)

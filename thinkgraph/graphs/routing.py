@@ -114,7 +114,7 @@ def route_think(state: AgentState, deps: Deps | None = None) -> str | list[Send]
     target = route(state, state["limits"])
     if target != ACT:
         return target
-    if deps is not None and _unapproved(state, deps, None):
+    if deps is not None and waiting_calls(state, deps):
         return APPROVE
     return _sends(state, None, deps)
 
@@ -127,12 +127,8 @@ def route_approved(state: AgentState, deps: Deps | None = None) -> str | list[Se
     """
     cleared = set(state.get("run_calls") or [])
     if deps is not None:
-        cleared -= set(_unapproved(state, deps, cleared))
+        cleared -= set(waiting_calls(state, deps, cleared))
     return _sends(state, cleared, deps) or OBSERVE
-
-
-def _unapproved(state: AgentState, deps: Deps, only: set[str] | None) -> list[str]:
-    return waiting_calls(state, deps, only)
 
 
 def _sends(
