@@ -16,6 +16,7 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from thinkgraph.errors import ConfigError
+from thinkgraph.graphs.build import GraphBuilder
 from thinkgraph.graphs.checks import check_graph
 from thinkgraph.graphs.react import build_react_graph
 from thinkgraph.llm import as_chat_model
@@ -49,10 +50,6 @@ __all__ = [
     "replay_drivers",
     "traced_config",
 ]
-
-GraphBuilder = Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]
-"""A function that builds an uncompiled graph from the agent's parts, like
-`build_react_graph`; see `thinkgraph.graphs.parts`."""
 
 REACT_NODES = frozenset(
     {"think", "approve", "act", "observe", "validate", "reset", "finalize", "ask_human"}

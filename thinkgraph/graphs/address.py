@@ -33,23 +33,19 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from thinkgraph.errors import ConfigError
 
 if TYPE_CHECKING:
     # Only for the types: the CLI reads an address before it builds any graph, and
     # LangGraph's graph module is most of a command's start-up.
-    from langgraph.graph import StateGraph
-
-    from thinkgraph.nodes.deps import Deps
-    from thinkgraph.state import AgentState
+    from thinkgraph.graphs.build import GraphBuilder
 
 __all__ = [
     "GRAPH_KEY",
     "LANGGRAPH_JSON",
     "UNNAMED",
-    "Builder",
     "GraphAddressError",
     "address_in",
     "address_of",
@@ -64,8 +60,6 @@ __all__ = [
     "same_graph",
 ]
 
-Builder: TypeAlias = "Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]"
-"""A function that builds an uncompiled graph from the agent's parts."""
 
 GRAPH_KEY = "thinkgraph_graph"
 """The checkpoint metadata key that holds the address of the graph that wrote it."""
@@ -158,7 +152,7 @@ def normal_address(address: str, *, base: Path | None = None) -> str:
     return f"{((base or Path.cwd()) / Path(where).expanduser()).resolve()}:{attr}"
 
 
-def load_builder(address: str, *, base: Path | None = None) -> Builder:
+def load_builder(address: str, *, base: Path | None = None) -> GraphBuilder:
     """The graph builder an address names, imported now.
 
     Args:
@@ -221,8 +215,8 @@ def address_of(builder: Callable[..., Any]) -> str | None:
 
 
 def graph_source(
-    build_graph: Builder | None, graph: str | None
-) -> tuple[Builder | None, str | None]:
+    build_graph: GraphBuilder | None, graph: str | None
+) -> tuple[GraphBuilder | None, str | None]:
     """The builder an agent uses and the address its runs record, from what it was given.
 
     ``graph="module:function"`` is imported (and recorded, a file path made absolute); a

@@ -69,8 +69,11 @@ from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.gate import waiting_calls
 from thinkgraph.state import AgentState, Counters
 
-__all__ = ["ReasoningGraph", "react_graph"]
+__all__ = ["GraphBuilder", "ReasoningGraph", "react_graph"]
 
+GraphBuilder: TypeAlias = Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]
+"""A function that builds an uncompiled graph from the agent's parts, like
+`build_react_graph`: what ``Agent(build_graph=...)`` takes and a graph address names."""
 Graph: TypeAlias = StateGraph[AgentState, Any, Any, AgentState]
 RouterFactory: TypeAlias = Callable[[Deps, Mapping[str, str]], Callable[[AgentState], Any]]
 """Makes a node's LangGraph router from the agent's parts and its resolved path map."""
