@@ -8,11 +8,12 @@ can add a need for approval but never take one away.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from thinkgraph import Agent, ScriptedModel, tool
+from thinkgraph import Agent, RunResult, ScriptedModel, tool
 from thinkgraph.errors import ResumeValueError
 from thinkgraph.hitl import Approve
 from thinkgraph.nodes.deps import Deps
@@ -57,6 +58,21 @@ def broken(amount: float) -> str:
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
+
+
+AFTER_THINK = {"after": ["think"]}
+
+
+def _edited_after_think(
+    agent: Agent, thread_id: str, edit: Callable[[ToolCall], dict[str, Any]]
+) -> tuple[ToolCall, RunResult]:
+    """Run to the pause after think, change the state as `edit` says of the round's one
+    call (as a person would with ``update_state``), and resume: the call and the result."""
+    assert agent.run("go", thread_id=thread_id).status == "paused"
+    config = agent._config(thread_id)
+    (call,) = agent.graph.get_state(config).values["pending_calls"]
+    agent.graph.update_state(config, edit(call), as_node="think")
+    return call, agent.resume(thread_id)
 
 
 def _deps(**kw: Any) -> Deps:
@@ -146,14 +162,12 @@ def test_a_call_edited_by_hand_after_the_gate_judged_it_is_judged_again(
         'Thought: pay\nAction: pay\nAction Input: {"amount": 5}',
         "Thought: done\nFinal Answer: paid",
     ]
-    points = {"after": ["think"]}
-    with Agent(ScriptedModel(replies), [pay], breakpoints=points, store=sqlite_url) as agent:
-        assert agent.run("pay", thread_id=thread_id).status == "paused"
-        config = agent._config(thread_id)
-        (small,) = agent.graph.get_state(config).values["pending_calls"]
-        big = small.model_copy(update={"args": {"amount": 500}})
-        agent.graph.update_state(config, {"pending_calls": [big]}, as_node="think")
-        paused = agent.resume(thread_id)
+
+    def pay_more(small: ToolCall) -> dict[str, Any]:
+        return {"pending_calls": [small.model_copy(update={"args": {"amount": 500}})]}
+
+    with Agent(ScriptedModel(replies), [pay], breakpoints=AFTER_THINK, store=sqlite_url) as agent:
+        small, paused = _edited_after_think(agent, thread_id, pay_more)
     assert paused.status == "paused"
     assert [(p.kind, p.call_id, p.args) for p in paused.pending] == [
         ("approval", small.id, {"amount": 500})
@@ -191,12 +205,7 @@ def test_a_need_added_by_hand_is_asked_even_when_no_tool_needs_a_person(
         'Thought: add\nAction: add\nAction Input: {"a": 1, "b": 2}',
         "Thought: done\nFinal Answer: 3",
     ]
-    points = {"after": ["think"]}
-    with Agent(ScriptedModel(replies), [add], breakpoints=points, store=sqlite_url) as agent:
-        assert agent.run("add", thread_id=thread_id).status == "paused"
-        config = agent._config(thread_id)
-        (call,) = agent.graph.get_state(config).values["pending_calls"]
-        agent.graph.update_state(config, {"needs_approval": [call.id]}, as_node="think")
-        paused = agent.resume(thread_id)
+    with Agent(ScriptedModel(replies), [add], breakpoints=AFTER_THINK, store=sqlite_url) as agent:
+        call, paused = _edited_after_think(agent, thread_id, lambda c: {"needs_approval": [c.id]})
     assert paused.status == "paused"
     assert [(p.kind, p.call_id) for p in paused.pending] == [("approval", call.id)]
