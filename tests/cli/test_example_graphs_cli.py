@@ -2,8 +2,9 @@
 
 `examples/reflect.py` (plan → execute → reflect, our think and act renamed, `publish`
 gated by approval) is started with `--graph examples.reflect:build`, paused at the
-approval, and continued by `thinkgraph approve` with only the options a run of our graph
-needs: the user's nodes run, `history` names them, and the drawing's counts are history's.
+approval, and continued by `thinkgraph approve` with the options a run of our graph needs
+and the graph trusted (`--graph` or `THINKGRAPH_GRAPHS`): the user's nodes run, `history`
+names them, and the drawing's counts are history's.
 The critic's and the planner's graphs are taken through the same steps, with reflect's
 gated `publish` among their tools.
 """
@@ -36,7 +37,7 @@ def test_a_reflect_run_paused_at_approval_is_continued_by_the_cli_on_its_graph(
     assert started.returncode == 3, started.stdout + started.stderr
     assert state(store, "r1")[0] == "paused" and state(store, "r1")[2] == GRAPH
 
-    done = thinkgraph("approve", "r1", "--no-input", *options)
+    done = thinkgraph("approve", "r1", "--no-input", "--graph", GRAPH, *options)
     assert done.returncode == 0, done.stdout + done.stderr
     status, nodes, _ = state(store, "r1")
     assert status == "done" and {"plan", "execute", "reflect"} <= set(nodes)
@@ -83,7 +84,8 @@ def test_each_example_paused_at_approval_is_continued_by_the_cli_on_its_graph(
     assert started.returncode == 3, started.stdout + started.stderr
     assert state(store, "g1")[0] == "paused" and state(store, "g1")[2] == graph
 
-    done = thinkgraph("approve", "g1", "--no-input", *options)  # no --graph: the run knows it
+    # No --graph: the run knows its graph, which the operator trusts.
+    done = thinkgraph("approve", "g1", "--no-input", *options, trust=graph)
     assert done.returncode == 0, done.stdout + done.stderr
     status, nodes, _ = state(store, "g1")
     assert status == "done" and own_node in nodes and "publish" not in nodes

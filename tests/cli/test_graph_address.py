@@ -23,13 +23,17 @@ from tests.cli.sample_graphs import OTHER, REFLECT
 from thinkgraph import Agent, Approve, ScriptedModel
 from thinkgraph.errors import ConfigError
 from thinkgraph.graphs.address import (
+    GRAPHS_ENV,
     GraphAddressError,
     address_of,
     check_continues_on_its_graph,
+    check_trusted,
     graph_source,
+    is_gone,
     langgraph_json_address,
     load_builder,
     recorded_address,
+    trusted_addresses,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,3 +174,63 @@ def test_the_cli_modules_import_one_another_without_a_cycle() -> None:
 
     assert [m for m in edges if m != "__init__" and reaches(m, m, set())] == []
     assert edges["_options"] == set() and edges["_app"] == {"_options"}
+
+
+def _marker_package(root: Path) -> Path:
+    """A package whose import (and whose submodule's) writes a file: importing is seen."""
+    package = root / "markpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        f"import pathlib\npathlib.Path({str(root / 'imported')!r}).touch()\n"
+    )
+    (package / "graphs.py").write_text(
+        f"import pathlib\npathlib.Path({str(root / 'imported')!r}).touch()\n"
+        "def build(deps):\n    raise SystemExit('built')\n"
+    )
+    return root / "imported"
+
+
+def test_a_recorded_address_is_compared_as_text_and_never_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = _marker_package(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    evil_file = f"{tmp_path / 'markpkg' / 'graphs.py'}:build"
+    for recorded in ("markpkg.graphs:build", evil_file):
+        with pytest.raises(GraphAddressError, match="runs on"):
+            check_continues_on_its_graph("t1", recorded, REFLECT)
+        with pytest.raises(GraphAddressError, match="runs on"):
+            check_continues_on_its_graph("t1", recorded, None)
+        assert not is_gone(recorded)
+    # A relative path is made absolute from here before it is compared.
+    monkeypatch.chdir(tmp_path)
+    check_continues_on_its_graph("t1", evil_file, "markpkg/graphs.py:build")
+    assert not marker.exists() and "markpkg" not in sys.modules
+
+
+def test_is_gone_finds_a_moved_builder_without_importing(tmp_path: Path) -> None:
+    marker = _marker_package(tmp_path)
+    assert is_gone(f"{tmp_path / 'nowhere.py'}:build")
+    assert is_gone("tests.cli.gone:build") and is_gone("no_such_top_module:build")
+    assert is_gone("<unnamed>:build") and is_gone("not an address")
+    assert not is_gone(REFLECT) and not is_gone(f"{tmp_path / 'markpkg' / 'graphs.py'}:build")
+    assert not marker.exists()
+
+
+def test_trusted_addresses_are_named_listed_in_langgraph_json_or_in_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(GRAPHS_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert trusted_addresses() == set()
+    assert trusted_addresses([REFLECT, None]) == {REFLECT}
+    (tmp_path / "langgraph.json").write_text(json.dumps({"graphs": {"a": "./g.py:build"}}))
+    assert trusted_addresses() == {f"{(tmp_path / 'g.py').resolve()}:build"}
+    monkeypatch.setenv(GRAPHS_ENV, f" {OTHER} ,, not an address, ")
+    assert OTHER in trusted_addresses()
+    assert check_trusted(OTHER, "t1") == OTHER
+    with pytest.raises(GraphAddressError) as refused:
+        check_trusted("../../evil.py:build", "t1")
+    message = str(refused.value)
+    assert "\n" not in message and "'../../evil.py:build'" in message
+    assert "not trusted here" in message and GRAPHS_ENV in message and "--graph" in message

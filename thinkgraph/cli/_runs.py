@@ -1,9 +1,11 @@
 """What a command reads before it builds its agent: the run's graph, the run, the model.
 
-A run records the graph it runs on (`thinkgraph.graphs.address`); a command that continues
-or draws a run builds its agent on that graph (`run_graph`), and a command that starts a
-run or draws a graph with no run takes `--graph`, else the one graph of a `langgraph.json`
-in the current folder, else ours (`new_graph`).
+A run records the graph it runs on (`thinkgraph.graphs.address`). A command that only
+reads a run (`show`, `history`, `pending`, `draw --thread`, `diff`) imports no graph: the
+run is read and drawn from its record (`read_graph`). A command that continues a run builds
+its agent on the run's graph, imported only from an address the operator trusts
+(`run_graph`); a command that starts a run or draws a graph with no run takes `--graph`,
+else the one graph of a `langgraph.json` in the current folder, else ours (`new_graph`).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ import typer
 from thinkgraph.cli._app import existing_store, fail, guarded
 from thinkgraph.graphs.address import (
     LANGGRAPH_JSON,
+    UNNAMED,
     GraphAddressError,
+    check_trusted,
+    is_gone,
     langgraph_json_address,
     load_builder,
     normal_address,
     recorded_address,
-    same_graph,
 )
 
 __all__ = [
@@ -32,6 +36,7 @@ __all__ = [
     "new_graph",
     "print_jobs",
     "queued_message",
+    "read_graph",
     "run_graph",
     "stopped_runs",
     "stored_thread",
@@ -66,24 +71,55 @@ def new_graph(given: str | None) -> str | None:
     return None if found is None else _importable(found, "langgraph.json:")
 
 
-def run_graph(store: str, thread: str, given: str | None) -> str | None:
-    """The graph the run under `thread` runs on, for a command that continues or draws it.
-
-    The graph the run recorded, imported here; or `given` (`--graph`) when the recorded
-    one cannot be imported (it names where that builder is now); for a run that recorded
-    none and did not run ours, the graph of a `langgraph.json` here. A `--graph` that is not
-    the run's graph is refused, and so is a run whose graph cannot be imported without one:
-    nothing is read or changed further. None: the run is on our graph.
-    """
+def _recorded(store: str, thread: str) -> tuple[str, str | None]:
+    """The store's URL and the address the run under `thread` records (read, not imported)."""
     from thinkgraph.storage import close_checkpointer, open_checkpointer
 
-    _from_here()
     url = existing_store(store)
     saver = open_checkpointer(url)
     try:
-        recorded = recorded_address(saver, thread)
+        return url, recorded_address(saver, thread)
     finally:
         close_checkpointer(saver)
+
+
+def _same(given: str, recorded: str) -> bool:
+    try:
+        return normal_address(given) == normal_address(recorded)
+    except GraphAddressError:
+        return False
+
+
+def read_graph(store: str, thread: str, given: str | None) -> None:
+    """Check `--graph` of a command that only reads the run under `thread`, importing nothing.
+
+    The run is read and drawn from its record (`thinkgraph.graphs.recorded`, and the shape
+    its task step holds), so no graph is built; a `--graph` that is not the address the run
+    records is refused, as for a command that continues it.
+    """
+    if given is None:
+        return
+    _url, recorded = _recorded(store, thread)
+    if recorded is not None and not _same(given, recorded) and not is_gone(recorded):
+        fail(
+            f"--graph {given} is not the graph thread {thread!r} ran ({recorded}); leave out "
+            "--graph: reading a run needs none"
+        )
+
+
+def run_graph(store: str, thread: str, given: str | None) -> str | None:
+    """The graph the run under `thread` runs on, for a command that continues it.
+
+    The address the run recorded is data from the store: it is imported only when the
+    operator trusts it (`check_trusted`: this `--graph`, the current folder's
+    `langgraph.json`, or `THINKGRAPH_GRAPHS`); else the command is refused in one line
+    naming it, and nothing is imported. A `--graph` that is not the recorded address is
+    refused too, unless the recorded one names nothing any more (its builder moved). For a
+    run that recorded none and did not run ours, the graph of a `langgraph.json` here.
+    None: the run is on our graph.
+    """
+    _from_here()
+    url, recorded = _recorded(store, thread)
     if recorded is None and given is None:
         # Ours, or a run from before graphs were recorded: its task step then holds a graph
         # of its own, which a langgraph.json here may name.
@@ -97,22 +133,24 @@ def run_graph(store: str, thread: str, given: str | None) -> str | None:
                 "out --graph to continue it on that graph"
             )
         return _importable(str(given))
-    try:
-        load_builder(recorded)
-    except GraphAddressError as exc:
-        if given is None:
+    if given is not None:
+        if not _same(given, recorded) and not is_gone(recorded):
             fail(
-                f"thread {thread!r} ran on a graph that cannot be imported here ({exc}); run "
-                "from the folder it imports from, or pass --graph module:function naming "
-                "where that builder is now"
+                f"--graph {given} is not the graph thread {thread!r} ran ({recorded}); pass "
+                f"--graph {recorded} to continue it on its own graph"
             )
         return _importable(given)
-    if given is not None and not same_graph(recorded, given):
+    if recorded.startswith(f"{UNNAMED}:"):
         fail(
-            f"--graph {given} is not the graph thread {thread!r} ran ({recorded}); leave out "
-            "--graph to continue it on its own graph"
+            f"thread {thread!r} ran a graph with no address ({recorded}: a builder defined "
+            "inside a function, a lambda or a partial); pass --graph module:function naming "
+            "where that builder is now"
         )
-    return recorded
+    try:
+        trusted = check_trusted(recorded, thread)
+    except GraphAddressError as exc:
+        fail(str(exc))
+    return _importable(trusted, f"thread {thread!r}:")
 
 
 def _ran_ours(url: str, thread: str) -> bool:

@@ -25,7 +25,7 @@ from thinkgraph.cli._app import (
     write_file,
 )
 from thinkgraph.cli._options import GraphOpt, OutputOpt, ReadToolsOpt, StoreOpt
-from thinkgraph.cli._runs import run_graph
+from thinkgraph.cli._runs import read_graph
 from thinkgraph.errors import ThreadNotFoundError
 from thinkgraph.storage.urls import shown_url
 
@@ -41,14 +41,15 @@ DIFF_FORMATS = ("text", "md", "json", "html")
 def read_runs(
     url: str, threads: tuple[str, str], graph: str | None = None
 ) -> tuple[RunResult, RunResult, Any]:
-    """Both runs from the store, and the graph run A ran (`run_graph`) to draw them on; a
-    run that is not there is one line naming how to list the runs."""
+    """Both runs from the store, read from their record, and our compiled graph (a run of
+    another graph is drawn on the graph its task step records, `run_graph_model`); a run
+    that is not there is one line naming how to list the runs."""
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
 
     found: list[RunResult] = []
-    address = run_graph(url, threads[0], graph)
-    with Agent(ScriptedModel([]), store=url, graph=address) as agent:
+    read_graph(url, threads[0], graph)  # both runs are read from their record: no graph built
+    with Agent(ScriptedModel([]), store=url) as agent:
         for thread in threads:
             try:
                 found.append(agent.result(thread))

@@ -38,7 +38,7 @@ from thinkgraph.cli._options import (
 )
 from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, keep_masked
 from thinkgraph.cli._progress import choose_mode
-from thinkgraph.cli._runs import make_model, run_graph, stopped_runs
+from thinkgraph.cli._runs import make_model, read_graph, run_graph, stopped_runs
 from thinkgraph.hitl import Approve, Edit, Reject, Respond
 
 Decision = Approve | Edit | Reject | Respond
@@ -279,8 +279,8 @@ def pending(
     loaded = flags.loaded_tools() + load_mcp(mcp)
 
     def go() -> None:
-        address = run_graph(store, thread, graph)
-        with Agent(ScriptedModel([]), store=url, graph=address) as agent:
+        read_graph(store, thread, graph)  # the run is read from its record: no graph built
+        with Agent(ScriptedModel([]), store=url) as agent:
             result = agent.result(thread)
             stopped = result.status == "running" and bool(stopped_runs(agent, [thread]))
         if result.status in ("done", "failed"):

@@ -18,7 +18,7 @@ from thinkgraph.cli._app import (
     write_file,
 )
 from thinkgraph.cli._options import GraphOpt, McpOpt, OutputOpt, ReadToolsOpt, StoreOpt
-from thinkgraph.cli._runs import new_graph, print_jobs, queued_message, run_graph, stopped_runs
+from thinkgraph.cli._runs import new_graph, print_jobs, queued_message, read_graph, stopped_runs
 from thinkgraph.cli.prune import human_size
 from thinkgraph.errors import ThreadNotFoundError
 
@@ -131,8 +131,8 @@ def show(
     url = existing_store(store)
 
     def go() -> None:
-        address = run_graph(store, thread, graph)
-        with Agent(ScriptedModel([]), store=url, graph=address) as agent:
+        read_graph(store, thread, graph)  # the run is read from its record: no graph built
+        with Agent(ScriptedModel([]), store=url) as agent:
             try:
                 result = agent.result(thread)
             except ThreadNotFoundError:
@@ -215,7 +215,11 @@ def draw(
 
     def go() -> None:
         url = existing_store(store) if thread is not None else "memory://"
-        address = new_graph(graph) if thread is None else run_graph(store, thread, graph)
+        address = None
+        if thread is None:
+            address = new_graph(graph)
+        else:  # the run is drawn from its record: no graph of its is built
+            read_graph(store, thread, graph)
         with Agent(ScriptedModel([]), store=url, graph=address) as agent:
             diagram = agent.draw(fmt, thread_id=thread)
         if output is not None:

@@ -16,7 +16,7 @@ from thinkgraph.cli._options import (
     with_options,
 )
 from thinkgraph.cli._pending import AgentFlags
-from thinkgraph.cli._runs import make_model, run_graph
+from thinkgraph.cli._runs import make_model, read_graph, run_graph
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -30,8 +30,8 @@ def history(
     from thinkgraph.llm import ScriptedModel
 
     def go() -> None:
-        address = run_graph(store, thread, graph)
-        with Agent(ScriptedModel([]), store=existing_store(store), graph=address) as agent:
+        read_graph(store, thread, graph)  # the run is read from its record: no graph built
+        with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
             points = agent.history(thread)
         for point in points:
             when = point.at.astimezone().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if point.at else "?"

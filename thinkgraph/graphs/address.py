@@ -14,6 +14,14 @@ writes the address into the metadata of every checkpoint of its runs (`GRAPH_KEY
 `recorded_address` reads it back from the store without building any graph, and a fork or
 a resume made by that agent carries it on. Runs of the built-in graph record nothing.
 
+**Trust.** An address read from a store is data: whoever can write one row of the store
+could name any file. Reading a run imports nothing (`thinkgraph.graphs.recorded`). A graph is
+imported only from an address the operator named (`check_trusted`): given on the command
+line (``--graph``, or the ``--graph`` of ``serve`` and ``worker``), listed in the working
+folder's ``langgraph.json``, or listed in ``THINKGRAPH_GRAPHS`` (comma-separated). The
+driver compares a run's recorded address with its own graph's as text, without importing
+either (`check_continues_on_its_graph`).
+
 What has an address (`address_of`): a function defined at the top level of a module (or a
 class attribute reached by its qualified name). A function of a script run as
 ``python my_script.py`` (module ``__main__``) is addressed by the script's file path, as
@@ -27,10 +35,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import json
+import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -43,6 +53,7 @@ if TYPE_CHECKING:
     from thinkgraph.graphs.build import GraphBuilder
 
 __all__ = [
+    "GRAPHS_ENV",
     "GRAPH_KEY",
     "LANGGRAPH_JSON",
     "UNNAMED",
@@ -51,13 +62,15 @@ __all__ = [
     "address_of",
     "arecorded_address",
     "check_continues_on_its_graph",
+    "check_trusted",
     "graph_metadata",
     "graph_source",
+    "is_gone",
     "langgraph_json_address",
     "load_builder",
     "normal_address",
     "recorded_address",
-    "same_graph",
+    "trusted_addresses",
 ]
 
 
@@ -69,6 +82,9 @@ UNNAMED = "<unnamed>"
 
 LANGGRAPH_JSON = "langgraph.json"
 """The file `langgraph dev` reads; its ``graphs`` map names graphs by file path."""
+
+GRAPHS_ENV = "THINKGRAPH_GRAPHS"
+"""The environment variable listing graph addresses the operator trusts, comma-separated."""
 
 _FILE_MODULE = "_thinkgraph_graph_file_"
 """The prefix of the module names under which graph files are imported."""
@@ -247,14 +263,21 @@ def graph_metadata(
     return metadata if address is None else {**(metadata or {}), GRAPH_KEY: address}
 
 
-def same_graph(one: str, other: str, *, base: Path | None = None) -> bool:
-    """Whether two addresses name the same builder (equal, or importing to one function)."""
-    if one.strip() == other.strip():
-        return True
+def _langgraph_json_graphs(folder: Path | None = None) -> tuple[Path, dict[str, str]] | None:
+    """The ``graphs`` map of the ``langgraph.json`` in `folder` (None: no such file)."""
+    path = (folder or Path.cwd()) / LANGGRAPH_JSON
+    if not path.is_file():
+        return None
     try:
-        return load_builder(one, base=base) is load_builder(other, base=base)
-    except GraphAddressError:
-        return False
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise GraphAddressError(f"{path}: cannot read it as JSON ({_first_line(exc)})") from exc
+    graphs = data.get("graphs") if isinstance(data, dict) else None
+    if not graphs:
+        return path, {}
+    if not isinstance(graphs, dict) or not all(isinstance(v, str) for v in graphs.values()):
+        raise GraphAddressError(f'{path}: "graphs" must map names to "path/to/file.py:function"')
+    return path, graphs
 
 
 def langgraph_json_address(folder: Path | None = None) -> str | None:
@@ -272,18 +295,10 @@ def langgraph_json_address(folder: Path | None = None) -> str | None:
         GraphAddressError: the file cannot be read, or it names several graphs (pick one
             with ``--graph``).
     """
-    path = (folder or Path.cwd()) / LANGGRAPH_JSON
-    if not path.is_file():
+    found = _langgraph_json_graphs(folder)
+    if found is None or not found[1]:
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise GraphAddressError(f"{path}: cannot read it as JSON ({_first_line(exc)})") from exc
-    graphs = data.get("graphs") if isinstance(data, dict) else None
-    if not graphs:
-        return None
-    if not isinstance(graphs, dict) or not all(isinstance(v, str) for v in graphs.values()):
-        raise GraphAddressError(f'{path}: "graphs" must map names to "path/to/file.py:function"')
+    path, graphs = found
     if len(graphs) > 1:
         raise GraphAddressError(
             f"{path} names {len(graphs)} graphs ({', '.join(sorted(graphs))}); pick one with "
@@ -291,6 +306,87 @@ def langgraph_json_address(folder: Path | None = None) -> str | None:
         )
     (address,) = graphs.values()
     return normal_address(address, base=path.parent)
+
+
+def _normal_or_none(address: str, base: Path | None = None) -> str | None:
+    try:
+        return normal_address(address, base=base)
+    except GraphAddressError:
+        return None
+
+
+def trusted_addresses(named: Iterable[str | None] = (), *, folder: Path | None = None) -> set[str]:
+    """The graph addresses the operator named, as runs record them (file paths absolute).
+
+    Those given here (`named`: ``--graph``, a server's or a worker's own graph), those the
+    ``langgraph.json`` of `folder` (default: the current one) lists, and those listed in
+    ``THINKGRAPH_GRAPHS``. Only these are ever imported for a run that recorded one.
+    """
+    found = {a for a in (_normal_or_none(n) for n in named if n) if a}
+    try:
+        listed = _langgraph_json_graphs(folder)
+    except GraphAddressError:
+        listed = None  # an unreadable file trusts nothing; `new_graph` reports it
+    if listed is not None:
+        path, graphs = listed
+        found.update(a for a in (_normal_or_none(g, path.parent) for g in graphs.values()) if a)
+    for item in os.environ.get(GRAPHS_ENV, "").split(","):
+        normal = _normal_or_none(item) if item.strip() else None
+        if normal:
+            found.add(normal)
+    return found
+
+
+def check_trusted(
+    address: str, thread_id: str, named: Iterable[str | None] = (), *, folder: Path | None = None
+) -> str:
+    """The recorded `address` of the run `thread_id`, if the operator trusts it.
+
+    Raises:
+        GraphAddressError: it is none of `trusted_addresses` — one line naming it and how
+            to trust it; nothing is imported.
+    """
+    normal = _normal_or_none(address) or address
+    if normal in trusted_addresses(named, folder=folder):
+        return normal
+    raise GraphAddressError(
+        f"thread {thread_id!r} records graph {address!r}, which is not trusted here: nothing "
+        f"was imported; to continue it on that graph pass --graph {address} (or list it in "
+        f"{GRAPHS_ENV} or in ./{LANGGRAPH_JSON})"
+    )
+
+
+def is_gone(address: str) -> bool:
+    """Whether nothing can be imported from `address` any more, found without importing.
+
+    A file that no longer exists, or a module that no finder can find (its packages are
+    looked up on the path, not imported): the builder has moved.
+    """
+    try:
+        where, _attr = _split(address)
+    except GraphAddressError:
+        return True
+    if where == UNNAMED:
+        return True
+    if _is_file(where):
+        return not Path(where).expanduser().is_file()
+    locations: list[str] | None = None
+    for part in where.split("."):
+        if not part.isidentifier():
+            return True
+        if locations is None:
+            # A top-level name is looked up by every finder (an editable install's too);
+            # finding it runs none of its code (only a dotted name imports its parents).
+            try:
+                spec: Any = importlib.util.find_spec(part)
+            except (ImportError, ValueError):
+                return True
+        else:
+            spec = importlib.machinery.PathFinder.find_spec(part, locations)
+        if spec is None:
+            return True
+        locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    return False
 
 
 def _latest(thread_id: str) -> dict[str, Any]:
@@ -309,10 +405,11 @@ def check_continues_on_its_graph(thread_id: str, recorded: str | None, mine: str
 
     The one check of every driver of a run (library, server, worker, CLI): `Driver.resume`,
     `Driver.fork` and `Driver.check_resume` make it before anything of the run is changed.
-    Two addresses of one builder are the same graph (`same_graph`). One case is let
-    through: the run's graph no longer imports from its recorded address and the agent
-    names an address of its own — its builder has moved, and the caller (e.g. ``--graph``
-    on the command line) says where to.
+    The addresses are compared as text (a file path made absolute): the recorded one is
+    data from the store and is never imported. One case is let through: the agent names an
+    address of its own and the recorded one no longer names anything (its file or module is
+    gone, found without importing): its builder has moved, and the caller (``--graph`` on
+    the command line) says where to.
 
     Raises:
         GraphAddressError: the agent is on another graph than the run's; one line naming
@@ -320,13 +417,9 @@ def check_continues_on_its_graph(thread_id: str, recorded: str | None, mine: str
     """
     if recorded == mine:
         return
-    if recorded and mine:
-        try:
-            load_builder(recorded)
-        except GraphAddressError:
-            return
-        if same_graph(recorded, mine):
-            return
+    same = recorded and mine and _normal_or_none(recorded) == _normal_or_none(mine)
+    if same or (recorded and mine and is_gone(recorded)):
+        return
     ran = recorded or "thinkgraph's built-in graph"
     how = f"--graph {recorded}" if recorded else "no --graph"
     raise GraphAddressError(

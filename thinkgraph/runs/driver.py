@@ -90,13 +90,13 @@ class Driver:
         self.deps = deps
         self.limits = limits or StepLimits()
         self.breakpoints = breakpoints or Breakpoints()
-        self.reader = RunReader(saver, graph, deps.validators)
         self._traced: RunnableConfig = dict(traced or {})  # type: ignore[assignment]
         self._describe = describe
         self.retention = retention
         """What of its finished runs is pruned when each ends (`storage.prune.Retention`)."""
         self.graph_address = address_in(self._traced.get("metadata"))
         """Where this driver's graph comes from (None: ours); a run on another is refused."""
+        self.reader = RunReader(saver, graph, deps.validators, address=self.graph_address)
 
     def config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
         """The config of every graph call on `thread_id`: its id, tracing, recursion limit.

@@ -10,6 +10,10 @@ one state read.
 LangGraph's `StateSnapshot` says which nodes come next and which interrupts are open;
 `status_of` and `pending_of` turn that into thinkgraph's words: running, paused (and for
 what), done, failed.
+
+A run of another graph than the reader's (another address recorded with it, or no graph
+given) is read on a graph made from its record alone (`thinkgraph.graphs.recorded`): reading
+a run never imports or runs the code its record names.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from pydantic import BaseModel, ConfigDict
 
 from thinkgraph._sync import sync_method
 from thinkgraph.errors import ThreadNotFoundError
+from thinkgraph.graphs.address import address_in
+from thinkgraph.graphs.recorded import reading_graph
 from thinkgraph.hitl import Pending
 from thinkgraph.nodes.deps import Validator
 from thinkgraph.result import RunResult, RunSummary
@@ -65,8 +71,11 @@ class RunReader:
     Args:
         store: the opened LangGraph saver the runs are in.
         graph: the compiled graph of the runs (for a whole state read, which applies the
-            graph's channels and computes the next nodes).
+            graph's channels and computes the next nodes); None, or a run that recorded
+            another address than `address`: the run is read on a graph made from its
+            checkpoint (`thinkgraph.graphs.recorded.reading_graph`), importing nothing.
         validators: the agent's validators, for a result's structured `output`.
+        address: the address `graph` records with its runs (None: ours).
 
     Example:
         >>> reader = RunReader(agent.graph.checkpointer, agent.graph)  # doctest: +SKIP
@@ -74,17 +83,27 @@ class RunReader:
         'done'
     """
 
-    __slots__ = ("_graph", "_store", "_validators")
+    __slots__ = ("_address", "_graph", "_store", "_validators")
 
     def __init__(
         self,
         store: BaseCheckpointSaver[Any],
-        graph: CompiledStateGraph[Any, Any, Any, Any],
+        graph: CompiledStateGraph[Any, Any, Any, Any] | None = None,
         validators: Sequence[Validator] = (),
+        *,
+        address: str | None = None,
     ) -> None:
         self._store = store
         self._graph = graph
         self._validators = tuple(validators)
+        self._address = address
+
+    def _graph_for(self, found: CheckpointTuple) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """The graph to read the run of checkpoint `found` on: the reader's when the run
+        is of it, else one made from the checkpoint (its graph's code is never loaded)."""
+        if self._graph is not None and address_in(found.metadata) == self._address:
+            return self._graph
+        return reading_graph(found.checkpoint, self._store)
 
     async def acheckpoint_id(self, thread_id: str) -> str | None:
         """The id of a run's latest checkpoint, or None when the thread holds no run."""
@@ -166,10 +185,17 @@ class RunReader:
         Raises:
             ThreadNotFoundError: no run is stored under `thread_id`.
         """
-        snapshot = await self._graph.aget_state(_config(thread_id))
-        if not _exists(snapshot):
+        config = _config(thread_id)
+        if self._graph is not None:
+            snapshot = await self._graph.aget_state(config)
+            if address_in(snapshot.metadata) == self._address:
+                if not _exists(snapshot):
+                    raise no_run(thread_id)
+                return snapshot
+        found = await self.latest_tuple(thread_id)
+        if found is None:
             raise no_run(thread_id)
-        return snapshot
+        return await self._graph_for(found).aget_state(config)
 
     snapshot = sync_method(asnapshot)
 
@@ -243,7 +269,7 @@ class RunReader:
             if isinstance(points, Breakpoints) and (points.before or points.after):
                 # Whether it stands at a breakpoint depends on the next node, which only a
                 # full read computes; only runs with breakpoints pay for it.
-                snapshot = self._graph.get_state(config)
+                snapshot = self._graph_for(latest).get_state(config)
             summary = summarize(thread_id, snapshot, status_of(snapshot), pending_of(snapshot))
             if status is None or summary.status == status:
                 found.append(summary)
