@@ -108,7 +108,10 @@ def test_the_cli_hands_a_custom_run_only_to_workers_on_its_graph(
 ) -> None:
     script = tmp_path / "replies.json"
     script.write_text(json.dumps(REPLIES))
-    env = {**os.environ, "THINKGRAPH_STORE": POSTGRES_URL, "PYTHONPATH": str(ROOT)}
+    # The operator trusts the run's graph (`THINKGRAPH_GRAPHS`); a worker still runs only
+    # its own `--graph`.
+    env = {**os.environ, "THINKGRAPH_STORE": POSTGRES_URL, "PYTHONPATH": str(ROOT),
+           "THINKGRAPH_GRAPHS": REFLECT}  # fmt: skip
     tools = ["--tools", "tests.cli.sample_tools:send_email", "--script", str(script)]
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -69,11 +69,15 @@ class AgentFlags:
     script: str | None = None
     mcp: Sequence[str] = ()
     """The `--mcp` servers (their tools are the run's too)."""
+    graph: str | None = None
+    """The `--graph` given (a run's recorded graph is imported only when named or listed)."""
 
     def __str__(self) -> str:
         parts: list[str] = []
         if self.store:
             parts += ["--store", _without_password(self.store)]
+        if self.graph:
+            parts += ["--graph", self.graph]
         for spec in self.tools:
             parts += ["--tools", spec]
         for server in self.mcp:
@@ -95,10 +99,11 @@ class AgentFlags:
         api_base: str | None = None,
         script: Path | None = None,
         mcp: Sequence[str] | None = None,
+        graph: str | None = None,
     ) -> AgentFlags:
         """The flags as a command's options hold them (None where not given)."""
         script_path = str(script) if script else None
-        return cls(store, tuple(tools or ()), model, api_base, script_path, tuple(mcp or ()))
+        return cls(store, tuple(tools or ()), model, api_base, script_path, tuple(mcp or ()), graph)
 
     def loaded_tools(self) -> list[Tool]:
         """The tools `--tools` names (already imported by the command that was given them)."""

@@ -87,7 +87,7 @@ def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
     from thinkgraph.cli.worker import enqueue_resume
 
     flags = AgentFlags.given(
-        opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp
+        opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph
     )
     mode = choose_mode(as_json=opts.as_json, quiet=opts.quiet)
     queue = opts.queue if opts.enqueue else None
@@ -275,7 +275,7 @@ def pending(
     from thinkgraph.llm import ScriptedModel
 
     url = existing_store(store)
-    flags = AgentFlags.given(store, tools, mcp=mcp)
+    flags = AgentFlags.given(store, tools, mcp=mcp, graph=graph)
     loaded = flags.loaded_tools() + load_mcp(mcp)
 
     def go() -> None:

@@ -69,7 +69,7 @@ def run(
     address = new_graph(graph)
     loaded = load_tools(tools, mcp)
     chosen = make_model(model, api_base, script)
-    flags = AgentFlags.given(store, tools, model, api_base, script, mcp)
+    flags = AgentFlags.given(store, tools, model, api_base, script, mcp, graph)
 
     def go() -> None:
         limits = StepLimits(
@@ -115,7 +115,9 @@ def resume(
     chosen = make_model(
         opts.model, opts.api_base, opts.script, needed=not opts.enqueue, thread=(store, thread)
     )
-    flags = AgentFlags.given(store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp)
+    flags = AgentFlags.given(
+        store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph
+    )
 
     def go() -> None:
         from thinkgraph.cli.worker import enqueue_resume

@@ -93,7 +93,7 @@ def fork(
 
     edits = _step_edits(edit)
     flags = AgentFlags.given(
-        opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp
+        opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph
     )
     loaded = load_tools(opts.tools, opts.mcp)
     chosen = make_model(opts.model, opts.api_base, opts.script, thread=(opts.store, thread))
