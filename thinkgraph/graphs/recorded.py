@@ -15,7 +15,6 @@ that continues it builds its graph, from an address the operator named
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
@@ -61,7 +60,7 @@ def recorded_nodes(checkpoint: Checkpoint) -> tuple[frozenset[str], frozenset[tu
     return frozenset(n for n in names if n and n not in _RESERVED), frozenset(joins)
 
 
-def _nothing(state: Mapping[str, Any]) -> dict[str, Any]:
+def _nothing(state: AgentState) -> dict[str, Any]:
     """A node of a reading graph: it never runs (reading computes, it does not advance)."""
     raise RuntimeError("a graph made for reading a run cannot run it")
 
