@@ -68,13 +68,19 @@ def free_port() -> int:
 class Served:
     """`thinkgraph serve` on a free loopback port, with this module's tools and replies."""
 
-    def __init__(self, tmp_path: Path, args: Sequence[str] = (), token: str | None = None) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        args: Sequence[str] = (),
+        token: str | None = None,
+        pythonpath: Sequence[Path] = (),
+    ) -> None:
         script = tmp_path / "replies.json"
         script.write_text(json.dumps(REPLIES))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if k != "THINKGRAPH_TOKEN"}
-        env["PYTHONPATH"] = str(ROOT)
+        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (ROOT, *pythonpath))
         if token is not None:
             env["THINKGRAPH_TOKEN"] = token
         command = [
