@@ -198,3 +198,41 @@ def test_every_view_shows_a_note_as_a_note(sqlite_url: str, thread_id: str) -> N
     assert 'class="step t-note"' in to_html(result)
     notes = [s for s in to_json_dict(result)["steps"] if s["type"] == "note"]
     assert next((n["node"], n["text"]) for n in notes) == ("reflect", "the sum is 42")
+
+
+def test_a_node_that_cannot_take_deps_by_keyword_is_refused_when_built() -> None:
+    from thinkgraph.errors import GraphConfigError
+
+    def misspelt(state: AgentState, *, dep: Deps) -> dict[str, Any]:
+        return {}
+
+    def no_state(*, deps: Deps) -> dict[str, Any]:
+        return {}
+
+    deps = Agent(ScriptedModel([])).deps
+    for fn in (misspelt, no_state):
+        try:
+            parts.node("mine", fn, deps)
+        except GraphConfigError as exc:
+            message = str(exc)
+        else:
+            raise AssertionError(f"{fn.__name__} was accepted")
+        assert "\n" not in message and "node 'mine'" in message
+        assert "declare it as def" in message and "(state, *, deps)" in message
+
+    # deps by keyword, whatever else the node declares; or no deps at all.
+    def with_more(state: AgentState, extra: int = 1, **rest: Any) -> dict[str, Any]:
+        return {}
+
+    def plain(state: AgentState) -> dict[str, Any]:
+        return {}
+
+    parts.node("mine", with_more, deps)
+    parts.node("mine", reflect, deps)
+    parts.node("mine", plain)
+    try:
+        parts.node("mine", plain, deps)
+    except GraphConfigError as exc:
+        assert "cannot be called as (state, *, deps)" in str(exc)
+    else:
+        raise AssertionError("a node without deps was given deps")

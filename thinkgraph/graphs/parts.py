@@ -50,6 +50,7 @@ from langgraph.types import Send
 
 from thinkgraph import tracing
 from thinkgraph._langgraph import dual_node
+from thinkgraph.errors import GraphConfigError
 from thinkgraph.graphs import routing
 from thinkgraph.graphs.checks import DEPS_ATTR
 from thinkgraph.graphs.routing import THINK_TARGETS
@@ -115,6 +116,27 @@ HUMAN_TARGETS: Final = [routing.THINK, routing.FINALIZE]
 # -- nodes ------------------------------------------------------------------------------
 
 
+def _check_takes(name: str, fn: Callable[..., Any], with_deps: bool) -> None:
+    """Refuse, when the graph is built, a node function that cannot be called as it will be:
+    with the state, and with ``deps=`` by keyword when the node is given deps."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # a builtin or C callable: nothing to read; it is called as documented
+    try:
+        if with_deps:
+            signature.bind(None, deps=None)
+        else:
+            signature.bind(None)
+    except TypeError as exc:
+        label = getattr(fn, "__qualname__", None) or type(fn).__name__
+        how = "(state, *, deps)" if with_deps else "(state)"
+        raise GraphConfigError(
+            f"node {name!r}: {label}{signature} cannot be called as {how} ({exc}); "
+            f"declare it as def {label.rsplit('.', 1)[-1]}{how}"
+        ) from None
+
+
 def node(
     name: str,
     fn: Callable[..., Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None],
@@ -145,6 +167,7 @@ def node(
         ...     return {"chain": [HumanStep(kind="review", text="ok")]}
         >>> graph.add_node("critic", node("critic", critic, deps))  # doctest: +SKIP
     """
+    _check_takes(name, fn, deps is not None)
     call: Callable[[AgentState], Any] = fn if deps is None else functools.partial(fn, deps=deps)
     is_async = inspect.iscoroutinefunction(fn)
 
