@@ -51,8 +51,11 @@ StopReason = Literal[
     "consecutive_failures",
     "aborted",
     "model_error",
+    "no_answer",
 ]
-"""Why a run stopped. Every guard has its own word, so a stop is never a mystery."""
+"""Why a run stopped. Every guard has its own word, so a stop is never a mystery
+(``no_answer``: a node of a custom graph routed to finalize with no answer and no guard
+tripped; the run's detail names that node)."""
 
 
 class StepLimits(BaseModel):

@@ -236,3 +236,25 @@ def test_a_node_that_cannot_take_deps_by_keyword_is_refused_when_built() -> None
         assert "cannot be called as (state, *, deps)" in str(exc)
     else:
         raise AssertionError("a node without deps was given deps")
+
+
+def test_a_route_into_finalize_without_an_answer_fails_the_run_naming_the_node() -> None:
+    def judge(state: AgentState) -> dict[str, Any]:
+        return {"chain": [NoteStep(text="no verdict")]}
+
+    def build(deps: Deps) -> Graph:
+        graph: Graph = StateGraph(AgentState)
+        graph.add_node("judge", parts.node("judge", judge))
+        graph.add_node("finalize", parts.finalize_node(deps))
+        graph.add_edge(START, "judge")
+        graph.add_edge("judge", "finalize")
+        graph.add_edge("finalize", END)
+        return graph
+
+    with Agent(ScriptedModel([]), build_graph=build, store="memory://") as agent:
+        result = agent.run("decide", thread_id="j1")
+        assert (result.status, result.stop_reason) == ("failed", "no_answer")
+        assert "node 'judge' routed to finalize with no answer" in result.detail
+        assert "\n" not in result.detail
+        # It is finished, not left to crash again on resume.
+        assert agent.resume("j1").status == "failed"

@@ -27,6 +27,7 @@ async def finalize(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     With an accepted answer, record it. After an abort, record the abort. At a guard (max
     steps, timeout, cost, tokens) make one last model call demanding a final answer and
     record why the run stopped; after too many failures, stop without another call.
+    Reached with neither (a custom graph's route), the run fails with ``no_answer``.
     """
     counters = state.get("counters") or Counters()
     answer = state.get("answer")
@@ -37,7 +38,14 @@ async def finalize(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         return _end(None, "aborted", "failed", counters, detail=run.detail)
     reason = guard_stop(counters, state["limits"])
     if reason is None:
-        raise AssertionError("finalize reached without an answer or a tripped guard")
+        # Only a custom graph's route gets here: ours reach finalize with an answer or a
+        # tripped guard. The run ends, saying which node sent it, instead of crashing.
+        came_from = state.get("node") or "the start"
+        detail = (
+            f"node {came_from!r} routed to finalize with no answer and no guard tripped; "
+            "route it to validate with a candidate answer (or set answer) first"
+        )
+        return _end(None, "no_answer", "failed", counters, detail=detail)
     if reason == "consecutive_failures":
         detail = _last_error(state)
         if _fatal_model_error(state):
