@@ -13,7 +13,7 @@ from langgraph.graph import END, START, StateGraph
 
 from thinkgraph.graphs import build_react_graph, parts
 from thinkgraph.nodes.deps import Deps
-from thinkgraph.state import AgentState, NoteStep, ObservationStep
+from thinkgraph.state import AgentState, NoteStep, ObservationStep, Verdict
 
 REFLECT = "tests.cli.sample_graphs:build"
 OTHER = "tests.cli.sample_graphs:other"
@@ -60,3 +60,9 @@ def build(deps: Deps) -> Graph:
 def other(deps: Deps) -> Graph:
     """Our own graph, under another address."""
     return build_react_graph(deps)
+
+
+def needs_sent(answer: str, state: Any) -> Verdict:
+    """A validator: the answer must say the mail went out (else the model is told why)."""
+    ok = "emailed" in answer
+    return Verdict(passed=ok, reason="" if ok else "say whether the mail went out")

@@ -274,3 +274,58 @@ def test_a_graph_module_in_the_current_folder_is_found_when_the_run_goes_on(
     # From another folder the module is not found, and reading needs none.
     elsewhere = thinkgraph("history", "t1", "--store", store)
     assert elsewhere.returncode == 0 and " reflect " in elsewhere.stdout, elsewhere.stderr
+
+
+def test_run_sets_breakpoints_and_validators_on_a_custom_graph(store: str, tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([*REPLIES[:1], "Thought: done\nFinal Answer: done", REPLIES[1]]))
+    started = thinkgraph(
+        "run", "email the ceo", "--thread", "t1", "--no-input", "--store", store,
+        "--tools", EMAIL, "--script", str(script), "--graph", REFLECT,
+        "--breakpoint", "before:reflect", "--validator", "tests.cli.sample_graphs:needs_sent",
+    )  # fmt: skip
+    assert started.returncode == 3, started.stdout + started.stderr  # the approval first
+    shown = thinkgraph("pending", "t1", "--store", store)
+    assert "send_email" in shown.stdout, shown.stderr
+    # Validators are code, not stored with the run: each command that runs on takes them
+    # (the printed commands carry them).
+    check = ["--validator", "tests.cli.sample_graphs:needs_sent"]
+    assert "--validator tests.cli.sample_graphs:needs_sent" in started.stdout
+    approved = thinkgraph("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
+                          "--script", str(script), "--graph", REFLECT, *check)  # fmt: skip
+    assert approved.returncode == 3, approved.stdout + approved.stderr
+    pending = thinkgraph("pending", "t1", "--store", store)
+    assert "breakpoint before reflect" in pending.stdout, pending.stdout + pending.stderr
+    assert "reflect" not in state(store)[1]
+    # Past the breakpoint, the validator turns "done" back; the next answer passes it.
+    done = thinkgraph("resume", "t1", "--no-input", "--store", store, "--tools", EMAIL,
+                      "--script", str(script), "--graph", REFLECT, *check)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    status, nodes, _ = state(store)
+    assert status == "done" and "reflect" in nodes and nodes.count("validate") == 2
+    for bad, why in [
+        (["--breakpoint", "before:nowhere"], "breakpoint on unknown node 'nowhere'"),
+        (["--breakpoint", "during:reflect"], "use before:NODE or after:NODE"),
+        (["--validator", "tests.cli.sample_graphs:REFLECT"], "not a validator"),
+    ]:
+        refused = thinkgraph("run", "x", "--thread", "t9", "--store", store, "--script",
+                             str(script), "--graph", REFLECT, *bad)  # fmt: skip
+        assert why in one_error(refused)
+
+
+def test_serve_and_worker_build_their_agent_with_breakpoints_and_validators(
+    monkeypatch: pytest.MonkeyPatch, script: str
+) -> None:
+    from tests.cli.sample_graphs import needs_sent
+    from thinkgraph.cli._options import AgentOptions
+    from thinkgraph.cli.worker import agent_from_options
+
+    monkeypatch.chdir(ROOT)
+    options = AgentOptions(
+        graph=REFLECT, script=Path(script), breakpoint=["before:reflect", "after:act"],
+        validator=["tests.cli.sample_graphs:needs_sent"],
+    )  # fmt: skip
+    agent, _url = agent_from_options(options, "memory://")
+    with agent:
+        assert (agent.breakpoints.before, agent.breakpoints.after) == (("reflect",), ("act",))
+        assert list(agent.deps.validators) == [needs_sent]

@@ -211,6 +211,36 @@ def _as_tool(spec: str, item: Any, verb: str) -> Any:
         fail(f"--tools {spec!r}: cannot make a tool of {_name(item)} ({exc})")
 
 
+def load_breakpoints(specs: Iterable[str] | None) -> dict[str, list[str]] | None:
+    """`--breakpoint before:NODE|after:NODE` options as `Agent(breakpoints=...)` takes them
+    (the agent checks the node names against its graph's)."""
+    if not specs:
+        return None
+    points: dict[str, list[str]] = {"before": [], "after": []}
+    for spec in specs:
+        when, sep, node = spec.partition(":")
+        if not sep or when.strip() not in points or not node.strip():
+            fail(f"--breakpoint {spec!r}: use before:NODE or after:NODE (e.g. before:act)")
+        points[when.strip()].append(node.strip())
+    return points
+
+
+def load_validators(specs: Iterable[str] | None) -> list[Any]:
+    """The validators `--validator module:attr` names: a callable, or a list of them."""
+    found: list[Any] = []
+    for spec in specs or ():
+        value = import_spec("--validator", spec, "mychecks:non_empty")
+        items = list(value) if isinstance(value, list | tuple) else [value]
+        for item in items:
+            if not callable(item) or isinstance(item, type):
+                fail(
+                    f"--validator {spec!r} holds {type(item).__name__}, not a validator: give "
+                    "a function (answer, state) -> Verdict, or a list of them"
+                )
+            found.append(item)
+    return found
+
+
 def _name(item: Any) -> str:
     return str(getattr(item, "__qualname__", None) or type(item).__name__)
 

@@ -23,6 +23,7 @@ __all__ = [
     "AgentSpecOpt",
     "AgentToolsOpt",
     "ApiBaseOpt",
+    "BreakpointOpt",
     "ContinueOptions",
     "EnqueueOpt",
     "GraphOpt",
@@ -40,6 +41,7 @@ __all__ = [
     "ScriptOpt",
     "StoreOpt",
     "ToolsOpt",
+    "ValidatorOpt",
     "with_options",
 ]
 
@@ -135,6 +137,25 @@ GraphOpt = Annotated[
     ),
 ]
 
+BreakpointOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--breakpoint",
+        metavar="before:NODE|after:NODE",
+        help="Pause the run before or after a node (ours or yours); repeatable. A run keeps "
+        "its breakpoints when it is resumed.",
+    ),
+]
+ValidatorOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--validator",
+        metavar="MODULE:ATTR",
+        help="A validator, (answer, state) -> Verdict, as module:attr (or a list of them); "
+        "repeatable. The answer goes through validate before it is final.",
+    ),
+]
+
 # How a command that moves a run on shows it (see `_progress.follow`): the same three
 # flags on `run` and on every command that continues a run.
 NoInputOpt = Annotated[
@@ -177,6 +198,7 @@ class ModelOptions:
     model: ModelOpt = None
     api_base: ApiBaseOpt = None
     script: ScriptOpt = None
+    validator: ValidatorOpt = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +210,7 @@ class AgentOptions(ModelOptions):
     script: AgentScriptOpt = None
     agent_spec: AgentSpecOpt = None
     max_steps: MaxStepsOpt = 12
+    breakpoint: BreakpointOpt = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,6 +71,8 @@ class AgentFlags:
     """The `--mcp` servers (their tools are the run's too)."""
     graph: str | None = None
     """The `--graph` given (a run's recorded graph is imported only when named or listed)."""
+    validators: Sequence[str] = ()
+    """The `--validator`s (code, so not stored with the run: each command takes them)."""
 
     def __str__(self) -> str:
         parts: list[str] = []
@@ -78,6 +80,8 @@ class AgentFlags:
             parts += ["--store", _without_password(self.store)]
         if self.graph:
             parts += ["--graph", self.graph]
+        for spec in self.validators:
+            parts += ["--validator", spec]
         for spec in self.tools:
             parts += ["--tools", spec]
         for server in self.mcp:
@@ -100,10 +104,14 @@ class AgentFlags:
         script: Path | None = None,
         mcp: Sequence[str] | None = None,
         graph: str | None = None,
+        validators: Sequence[str] | None = None,
     ) -> AgentFlags:
         """The flags as a command's options hold them (None where not given)."""
         script_path = str(script) if script else None
-        return cls(store, tuple(tools or ()), model, api_base, script_path, tuple(mcp or ()), graph)
+        return cls(
+            store, tuple(tools or ()), model, api_base, script_path, tuple(mcp or ()), graph,
+            tuple(validators or ()),
+        )  # fmt: skip
 
     def loaded_tools(self) -> list[Tool]:
         """The tools `--tools` names (already imported by the command that was given them)."""

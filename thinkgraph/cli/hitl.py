@@ -27,7 +27,15 @@ from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import app, existing_store, fail, guarded, load_mcp, load_tools
+from thinkgraph.cli._app import (
+    app,
+    existing_store,
+    fail,
+    guarded,
+    load_mcp,
+    load_tools,
+    load_validators,
+)
 from thinkgraph.cli._options import (
     ContinueOptions,
     GraphOpt,
@@ -87,8 +95,9 @@ def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
     from thinkgraph.cli.worker import enqueue_resume
 
     flags = AgentFlags.given(
-        opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph
-    )
+        opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph,
+        opts.validator,
+    )  # fmt: skip
     mode = choose_mode(as_json=opts.as_json, quiet=opts.quiet)
     queue = opts.queue if opts.enqueue else None
     loaded = load_tools(opts.tools, opts.mcp)
@@ -99,7 +108,11 @@ def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
     def go() -> None:
         address = run_graph(opts.store, thread, opts.graph)
         url = existing_store(opts.store)
-        with Agent(chosen, loaded, store=url, graph=address) as agent, ExitStack() as held:
+        validators = load_validators(opts.validator)
+        with (
+            Agent(chosen, loaded, store=url, graph=address, validators=validators) as agent,
+            ExitStack() as held,
+        ):
             if queue is None:  # held from the first read, so a loser is told who has it
                 held.enter_context(agent.lease(thread))
             before = agent.result(thread)

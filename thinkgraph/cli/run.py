@@ -9,9 +9,19 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from thinkgraph.cli._app import app, default_store, existing_store, fail, guarded, load_tools
+from thinkgraph.cli._app import (
+    app,
+    default_store,
+    existing_store,
+    fail,
+    guarded,
+    load_breakpoints,
+    load_tools,
+    load_validators,
+)
 from thinkgraph.cli._options import (
     ApiBaseOpt,
+    BreakpointOpt,
     ContinueOptions,
     GraphOpt,
     JsonOpt,
@@ -22,6 +32,7 @@ from thinkgraph.cli._options import (
     ScriptOpt,
     StoreOpt,
     ToolsOpt,
+    ValidatorOpt,
     with_options,
 )
 from thinkgraph.cli._pending import AgentFlags, is_interactive
@@ -45,6 +56,8 @@ def run(
     tools: ToolsOpt = None,
     mcp: McpOpt = None,
     graph: GraphOpt = None,
+    breakpoint: BreakpointOpt = None,
+    validator: ValidatorOpt = None,
     on_failure: Annotated[
         str,
         typer.Option(help="After repeated failures: 'abort' the run or 'ask' a person."),
@@ -67,9 +80,11 @@ def run(
     if on_failure not in ("abort", "ask"):
         fail(f"--on-failure {on_failure!r}: use 'abort' or 'ask'")
     address = new_graph(graph)
+    points = load_breakpoints(breakpoint)
+    validators = load_validators(validator)
     loaded = load_tools(tools, mcp)
     chosen = make_model(model, api_base, script)
-    flags = AgentFlags.given(store, tools, model, api_base, script, mcp, graph)
+    flags = AgentFlags.given(store, tools, model, api_base, script, mcp, graph, validator)
 
     def go() -> None:
         limits = StepLimits(
@@ -78,7 +93,10 @@ def run(
             failure_policy="ask_human" if on_failure == "ask" else "abort",
         )
         url = store or default_store()
-        with Agent(chosen, loaded, limits=limits, store=url, graph=address) as agent:
+        with Agent(
+            chosen, loaded, limits=limits, store=url, graph=address, breakpoints=points,
+            validators=validators,
+        ) as agent:  # fmt: skip
             thread_id = thread or uuid.uuid4().hex[:12]
             mode = choose_mode(as_json=as_json, quiet=quiet)
             events = agent.events(task, thread_id)
@@ -116,15 +134,20 @@ def resume(
         opts.model, opts.api_base, opts.script, needed=not opts.enqueue, thread=(store, thread)
     )
     flags = AgentFlags.given(
-        store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph
-    )
+        store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph,
+        opts.validator,
+    )  # fmt: skip
 
     def go() -> None:
         from thinkgraph.cli.worker import enqueue_resume
 
         address = run_graph(store, thread, opts.graph)
         url = existing_store(store)
-        with Agent(chosen, loaded, store=url, graph=address) as agent, ExitStack() as held:
+        validators = load_validators(opts.validator)
+        with (
+            Agent(chosen, loaded, store=url, graph=address, validators=validators) as agent,
+            ExitStack() as held,
+        ):
             if opts.enqueue:
                 enqueue_resume(agent, thread, answer, opts.queue)
                 return

@@ -8,7 +8,14 @@ from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import app, existing_store, fail, guarded, load_tools
+from thinkgraph.cli._app import (
+    app,
+    existing_store,
+    fail,
+    guarded,
+    load_tools,
+    load_validators,
+)
 from thinkgraph.cli._options import (
     GraphOpt,
     RunOptions,
@@ -93,15 +100,17 @@ def fork(
 
     edits = _step_edits(edit)
     flags = AgentFlags.given(
-        opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph
-    )
+        opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph,
+        opts.validator,
+    )  # fmt: skip
     loaded = load_tools(opts.tools, opts.mcp)
     chosen = make_model(opts.model, opts.api_base, opts.script, thread=(opts.store, thread))
 
     def go() -> None:
         forked = new_thread or uuid.uuid4().hex[:12]
         address = run_graph(opts.store, thread, opts.graph)
-        with Agent(chosen, loaded, store=existing_store(opts.store), graph=address) as agent:
+        url, validators = existing_store(opts.store), load_validators(opts.validator)
+        with Agent(chosen, loaded, store=url, graph=address, validators=validators) as agent:
             with interruptible(agent, forked, flags):
                 result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=forked)
             mode = choose_mode(as_json=opts.as_json, quiet=opts.quiet)

@@ -19,7 +19,9 @@ from thinkgraph.cli._app import (
     fail,
     guarded,
     import_spec,
+    load_breakpoints,
     load_tools,
+    load_validators,
 )
 from thinkgraph.cli._options import (
     AgentOptions,
@@ -60,10 +62,12 @@ def agent_from_options(options: AgentOptions, store: str) -> tuple[Any, str]:
     from thinkgraph.agent import Agent
 
     o = options
-    if o.agent_spec is not None and (o.tools or o.mcp or o.model or o.script or o.graph):
+    if o.agent_spec is not None and (
+        o.tools or o.mcp or o.model or o.script or o.graph or o.validator or o.breakpoint
+    ):
         fail(
             "--agent brings its own tools, model and graph; leave out --tools, --mcp, --model, "
-            "--script and --graph"
+            "--script, --graph, --validator and --breakpoint"
         )
     if o.agent_spec is not None:
         chosen = load_agent(o.agent_spec)
@@ -73,7 +77,10 @@ def agent_from_options(options: AgentOptions, store: str) -> tuple[Any, str]:
     loaded = load_tools(o.tools, o.mcp)
     limits = StepLimits(max_steps=o.max_steps)
     chosen = make_model(o.model, o.api_base, o.script)
-    made = Agent(chosen, loaded, limits=limits, store=url, graph=address)
+    made = Agent(
+        chosen, loaded, limits=limits, store=url, graph=address,
+        validators=load_validators(o.validator), breakpoints=load_breakpoints(o.breakpoint),
+    )  # fmt: skip
     return made, url
 
 
