@@ -48,7 +48,7 @@ async def planner(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     prompt = PLAN_PROMPT.format(tools=tools, task=task)
     answer = await ask_model(state, deps, [{"role": "user", "content": prompt}], purpose="plan")
     plan = [NoteStep(text=f"Plan:\n{answer.text.strip()}")] if answer.ok else []
-    return {"chain": [*answer.steps, *plan], "counters": answer.counters}
+    return answer.update(chain=plan)
 
 
 def build(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:

@@ -75,7 +75,7 @@ async def reflect(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     prompt = REFLECT_PROMPT.format(task=task, results="\n".join(results) or "(none)")
     answer = await ask_model(state, deps, [{"role": "user", "content": prompt}], purpose="reflect")
     notes = [NoteStep(text=answer.text.strip())] if answer.ok else []
-    return {"chain": [*answer.steps, *notes], "counters": answer.counters}
+    return answer.update(chain=notes)
 
 
 def route_after_reflect(state: AgentState) -> str:

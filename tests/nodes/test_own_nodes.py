@@ -258,3 +258,62 @@ def test_a_route_into_finalize_without_an_answer_fails_the_run_naming_the_node()
         assert "\n" not in result.detail
         # It is finished, not left to crash again on resume.
         assert agent.resume("j1").status == "failed"
+
+
+# -- the counters are the engine's ---------------------------------------------------------
+
+
+def test_a_node_that_forgets_the_counters_cannot_make_a_reply_serve_twice(
+    sqlite_url: str, thread_id: str
+) -> None:
+    async def forgetful(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+        answer = await ask_model(state, deps, [{"role": "user", "content": "?"}], purpose="x")
+        return {"chain": [*answer.steps, NoteStep(text=answer.text)]}  # no "counters"
+
+    def build(deps: Deps) -> Graph:
+        return with_reflect(deps, forgetful)
+
+    with Agent(ScriptedModel(SCRIPT), [add], build_graph=build, store=sqlite_url) as agent:
+        result = agent.run("add", thread_id=thread_id)
+    calls = [s for s in result.chain if isinstance(s, LLMCallStep)]
+    assert result.status == "done" and result.answer == "42"
+    # Every call counted once, each got the reply meant for it.
+    assert result.counters.model_calls == len(calls) == 5
+    assert [c.text for c in calls if c.node == "reflect"] == ["the sum is 42", "two is small"]
+
+
+def test_answer_update_is_the_whole_update_after_a_model_call() -> None:
+    deps = Deps(model=ScriptedModel(["hi"]), policy=ReActText(), tools=ToolRegistry([add]))
+    state: AgentState = {"chain": [TaskStep(text="t")], "counters": Counters()}
+    answer = asyncio.run(ask_model(state, deps, [], purpose="x"))
+    note = NoteStep(text="mine")
+    update = answer.update(chain=[note], candidate="c")
+    assert update == {"chain": [*answer.steps, note], "candidate": "c"}
+
+
+def test_a_failing_model_in_a_users_retry_loop_trips_the_failures_guard() -> None:
+    from thinkgraph import StepLimits
+    from thinkgraph.graphs import react_graph
+
+    async def ask(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+        answer = await ask_model(state, deps, [{"role": "user", "content": "?"}], purpose="ask")
+        return answer.update()
+
+    def again(state: AgentState) -> str:
+        last = state["chain"][-1]
+        return "retry" if isinstance(last, ErrorStep) else "done"
+
+    def build(deps: Deps) -> Graph:
+        graph = react_graph(deps)
+        graph.add_node("ask", ask)
+        graph.set_entry("ask")
+        graph.add_routes("ask", again, {"retry": "ask", "done": "think"})
+        return graph.build()
+
+    limits = StepLimits(max_consecutive_failures=3)
+    # The script is empty: every call fails, and the loop goes round until the guard trips.
+    with Agent(ScriptedModel([]), build_graph=build, limits=limits, store="memory://") as agent:
+        result = agent.run("go", thread_id="f1")
+    assert (result.status, result.stop_reason) == ("failed", "consecutive_failures")
+    assert result.counters.consecutive_failures == 3
+    assert sum(isinstance(s, ErrorStep) and s.kind == "model" for s in result.chain) == 3

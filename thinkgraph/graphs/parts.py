@@ -62,11 +62,12 @@ from thinkgraph.nodes.approve import approve as _approve
 from thinkgraph.nodes.ask_human import ask_human as _ask_human
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.finalize import finalize as _finalize
+from thinkgraph.nodes.model import counted_update
 from thinkgraph.nodes.observe import observe as _observe
 from thinkgraph.nodes.reset import reset as _reset
 from thinkgraph.nodes.think import think as _think
 from thinkgraph.nodes.validate import validate as _validate
-from thinkgraph.state import AgentState, number_steps, running_node
+from thinkgraph.state import AgentState, Counters, number_steps, running_node
 from thinkgraph.types import StepLimits
 
 __all__ = [
@@ -174,7 +175,8 @@ def node(
     async def run(state: AgentState) -> dict[str, Any]:
         with tracing.span(f"thinkgraph.node {name}", {"thinkgraph.node": name}):
             out = await call(state) if is_async else await asyncio.to_thread(call, state)
-        update = dict(out or {})
+        # The engine counts the model calls a node returns, so a node cannot miscount.
+        update = counted_update(state.get("counters") or Counters(), dict(out or {}))
         # A value equal to the one stored is left out: the state is the same either way,
         # and each written channel costs a serialized row in the checkpoint's writes.
         changed = {

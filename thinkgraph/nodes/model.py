@@ -21,7 +21,7 @@ Example:
                 purpose="reflect",
             )
             notes = [NoteStep(text=answer.text)] if answer.ok else []
-            return {"chain": [*answer.steps, *notes], "counters": answer.counters}
+            return answer.update(chain=notes)
 
         graph.add_node("reflect", parts.node("reflect", reflect, deps))
 """
@@ -57,6 +57,7 @@ __all__ = [
     "ask_model",
     "ask_model_sync",
     "count_usage",
+    "counted_update",
     "is_fatal_model_error",
     "request_digest",
     "sent_messages",
@@ -93,6 +94,20 @@ class ModelAnswer:
     def fatal(self) -> bool:
         """Whether the failure ends the run: the provider refused the credentials."""
         return self.error is not None and is_fatal_model_error(self.error)
+
+    def update(self, **more: Any) -> dict[str, Any]:
+        """The whole update a node returns after this call: its steps, then `more`.
+
+        ``more["chain"]`` (the node's own steps) goes after the call's steps; every other key
+        is the node's. The counters are the engine's to keep: a node need not return them
+        (the node wrapper counts every ``llm_call`` step a node returns, and a failed call
+        as a failure, `counted_update`).
+
+        Example:
+            >>> return answer.update(chain=[NoteStep(text=answer.text)])  # doctest: +SKIP
+        """
+        chain = [*self.steps, *(more.pop("chain", None) or ())]
+        return {**more, "chain": chain}
 
 
 async def ask_model(
@@ -160,6 +175,54 @@ async def ask_model(
         failed = ErrorStep(node=step.node, kind="model", message=step.error or "", fatal=fatal)
         steps += (failed,)
     return ModelAnswer(step, steps, counted, called.reply, called.error)
+
+
+def counted_update(before: Counters, update: dict[str, Any]) -> dict[str, Any]:
+    """A node's update with its model calls counted, whatever the node returned.
+
+    The engine owns the counters: every ``llm_call`` step a node returns counts once in
+    the budgets and in the turn a `ScriptedModel` replies by, and a failed call (an
+    ``error`` step of kind "model") counts as a failure — for a node that returned the
+    counters `ask_model` gave it (nothing to add) and for one that dropped them alike.
+
+    Args:
+        before: the counters the node was given (the state's, before it ran).
+        update: what the node returned.
+    """
+    steps = update.get("chain") or ()
+    calls = [s for s in steps if isinstance(s, LLMCallStep)]
+    if not calls:
+        return update
+    given = update.get("counters")
+    counters = given if isinstance(given, Counters) else before
+    missing = before.model_calls + len(calls) - counters.model_calls
+    # Those the node counted (think, finalize, a node returning ask_model's counters) are
+    # not counted again.
+    for call in calls[-missing:] if missing > 0 else ():
+        counters = _count_step(counters, call)
+    failed = any(isinstance(s, ErrorStep) and s.kind == "model" for s in steps)
+    uncounted = counters.consecutive_failures <= before.consecutive_failures
+    if failed and uncounted and "run" not in update:
+        # A node that ends the run (`run` set) has nothing left to fail.
+        counters = counters.model_copy(
+            update={"consecutive_failures": before.consecutive_failures + 1}
+        )
+    return update if counters is given else {**update, "counters": counters}
+
+
+def _count_step(counters: Counters, call: LLMCallStep) -> Counters:
+    update: dict[str, Any] = {
+        "model_calls": counters.model_calls + 1,
+        "elapsed_s": counters.elapsed_s + call.latency_s,
+        "prompt_tokens": counters.prompt_tokens + (call.prompt_tokens or 0),
+        "completion_tokens": counters.completion_tokens + (call.completion_tokens or 0),
+    }
+    if call.error is None:
+        if call.cost_usd is None:
+            update["cost_known"] = False
+        else:
+            update["cost_usd"] = counters.cost_usd + call.cost_usd
+    return counters.model_copy(update=update)
 
 
 def ask_model_sync(
