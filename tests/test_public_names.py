@@ -214,6 +214,7 @@ PUBLIC: dict[str, list[str]] = {
         "NotPausedError",
         "ReplayThreadError",
         "ResumeValueError",
+        "RouteLabelError",
         "RunError",
         "StorageError",
         "ThinkgraphError",

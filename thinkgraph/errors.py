@@ -7,6 +7,7 @@ as configured, a run that cannot be found or continued, storage that cannot be o
     ThinkgraphError
     ├── ConfigError              setup: the agent, a tool or a graph is configured wrongly
     │   ├── GraphConfigError     a graph that cannot run (missing route, unreachable node)
+    │   │   └── RouteLabelError  a router returned a label it has no route for (at run time)
     │   ├── ToolDefinitionError  a tool that cannot be described (untyped parameter, bad name)
     │   └── ModelConfigError     a model that cannot be used (unknown model string)
     ├── StorageError             the checkpoint store cannot be opened or is not ours
@@ -28,6 +29,7 @@ __all__ = [
     "NotPausedError",
     "ReplayThreadError",
     "ResumeValueError",
+    "RouteLabelError",
     "RunError",
     "StorageError",
     "ThinkgraphError",
@@ -49,6 +51,11 @@ class ConfigError(ThinkgraphError):
 
 class GraphConfigError(ConfigError):
     """A graph that cannot run: a node without a route, an unreachable node, a bad edge."""
+
+
+class RouteLabelError(GraphConfigError):
+    """A router returned a label its node has no route for; the run stays at its last
+    checkpoint, to resume once the router or the routes are fixed."""
 
 
 class ToolDefinitionError(ConfigError):

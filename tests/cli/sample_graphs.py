@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from thinkgraph.graphs import build_react_graph, parts
+from thinkgraph.graphs import build_react_graph, parts, react_graph
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState, NoteStep, ObservationStep, Verdict
 
@@ -66,3 +66,21 @@ def needs_sent(answer: str, state: Any) -> Verdict:
     """A validator: the answer must say the mail went out (else the model is told why)."""
     ok = "emailed" in answer
     return Verdict(passed=ok, reason="" if ok else "say whether the mail went out")
+
+
+def verdict_of(state: AgentState) -> str:
+    """A router with a typo: it returns a label its node has no route for."""
+    return "aproved"
+
+
+def _judged(deps: Deps, router: Any) -> Graph:
+    graph = react_graph(deps)
+    graph.add_node("judge", lambda state: {"chain": [NoteStep(text="judged")]})
+    graph.set_route("validate", "passed", "judge")
+    graph.add_routes("judge", router, {"approved": "finalize", "rejected": "think"})
+    return graph.build()
+
+
+def judged(deps: Deps) -> Graph:
+    """Ours, with a judge after validate whose router returns an undeclared label."""
+    return _judged(deps, verdict_of)

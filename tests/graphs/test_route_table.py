@@ -3,7 +3,7 @@ the build-time check, the diagram's labels and the run overlay."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -241,3 +241,30 @@ def test_routes_from_a_node_not_in_the_graph_are_refused_naming_add_node() -> No
     graph = react_graph(deps()).add_routes("critic", lambda s: "ok", {"ok": "finalize"})
     with pytest.raises(GraphConfigError, match=r"^'critic' has an edge, routes or the entry"):
         graph.build()
+
+
+def test_a_routers_declared_labels_are_checked_at_build_and_at_run_time() -> None:
+    from tests.cli.sample_graphs import judged
+    from thinkgraph import Agent, ScriptedModel
+    from thinkgraph.errors import GraphConfigError, RouteLabelError
+    from thinkgraph.graphs import react_graph
+
+    def typo(state: Any) -> Literal["approved", "aproved"]:
+        return "approved"
+
+    graph = react_graph(Agent(ScriptedModel([])).deps)
+    graph.add_node("judge", lambda state: {})
+    with pytest.raises(GraphConfigError) as refused:
+        graph.add_routes("judge", typo, {"approved": "finalize", "rejected": "think"})
+    message = str(refused.value)
+    assert "\n" not in message and "can return 'aproved', which has no route" in message
+    assert "'approved', 'rejected'" in message
+
+    # Met at run time: one line naming the router, the label and the declared ones.
+    replies = ["Thought: done\nFinal Answer: 42"]
+    agent = Agent(ScriptedModel(replies), build_graph=judged, store="memory://")
+    with agent, pytest.raises(RouteLabelError) as wrong:
+        agent.run("answer", thread_id="j1")
+    message = str(wrong.value)
+    assert "\n" not in message and "router verdict_of of node 'judge'" in message
+    assert "returned 'aproved'" in message and "'approved', 'rejected'" in message

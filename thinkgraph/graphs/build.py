@@ -33,14 +33,14 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, get_args, get_origin
 
 from langchain_core.runnables import Runnable
 from langgraph.constants import END, START
 from langgraph.graph import StateGraph
 from langgraph.types import Send
 
-from thinkgraph.errors import GraphConfigError
+from thinkgraph.errors import GraphConfigError, RouteLabelError
 from thinkgraph.graphs import parts
 from thinkgraph.graphs.checks import DEPS_ATTR, check_graph
 from thinkgraph.graphs.routes import (
@@ -163,6 +163,46 @@ def _with_guards(
     return _named(getattr(router, "__name__", "route"), route)
 
 
+def _router_name(router: Callable[..., Any]) -> str:
+    return str(getattr(router, "__qualname__", None) or type(router).__name__)
+
+
+def _check_labels(source: str, router: Callable[..., Any], labels: set[str]) -> None:
+    """Refuse, when the graph is built, a router whose ``Literal[...]`` return annotation
+    names a label the routes of `source` do not map (a typo that would end a run)."""
+    try:
+        returned = inspect.signature(router, eval_str=True).return_annotation
+    except (TypeError, ValueError, NameError):
+        return  # no annotation to read (or one that cannot be resolved): checked at run time
+    if get_origin(returned) is not Literal:
+        return
+    missing = [a for a in get_args(returned) if a not in labels]
+    if missing:
+        raise GraphConfigError(
+            f"router {_router_name(router)} of node {source!r} can return {missing[0]!r}, "
+            f"which has no route; its routes are {', '.join(map(repr, sorted(labels)))}"
+        )
+
+
+def _declared(
+    source: str, router: Callable[[AgentState], str], labels: set[str]
+) -> Callable[[AgentState], str]:
+    """`router`, refusing a label it was not given a route for: one line naming the
+    router, the label and the declared ones (the run stays at its last checkpoint)."""
+
+    def route(state: AgentState) -> str:
+        label = router(state)
+        if label not in labels:
+            raise RouteLabelError(
+                f"router {_router_name(router)} of node {source!r} returned {label!r}, which "
+                f"has no route; its routes are {', '.join(map(repr, sorted(labels)))}; fix "
+                "the router or add the route, then resume the run"
+            )
+        return label
+
+    return _named(getattr(router, "__name__", "route"), route)
+
+
 def _takes_deps(fn: Callable[..., Any]) -> bool:
     try:
         return "deps" in inspect.signature(fn).parameters
@@ -252,6 +292,7 @@ class ReasoningGraph:
         """
         own = [r if isinstance(r, Route) else Route(*r) for r in _items(routes)]
         labels = {r.label for r in own}
+        _check_labels(source, router, labels)
         if guards:
             names = self._names_by_kind()
             extra = guard_routes(
@@ -259,11 +300,13 @@ class ReasoningGraph:
             )
             own += [r for r in extra if r.label not in labels]
 
+        declared = _declared(source, router, labels)
+
         def make(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
             if not guards:
-                return _named(getattr(router, "__name__", "route"), lambda s: router(s))
+                return _named(getattr(router, "__name__", "route"), declared)
             stops = frozenset(label for label in labels if self._stops(path[label]))
-            return _with_guards(router, stops)
+            return _with_guards(declared, stops)
 
         self._table[source] = _Routes(own, make, guarded=guards)
         return self
