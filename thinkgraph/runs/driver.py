@@ -17,6 +17,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import INTERRUPT
+from langgraph.errors import InvalidUpdateError
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
@@ -287,6 +288,24 @@ class Driver:
             async for event in self._advance(new_id, plan, counters, len(values["chain"]), detail):
                 yield event
         await self._retain(new_id)
+
+    async def end(self, thread_id: str, info: RunInfo) -> None:
+        """Record `info` as how a run ended: for a replay, which stops where its record
+        ends and is never continued, once it is compared (`thinkgraph.runs.replay`).
+
+        Written as the node that ran last, so the graph sees the write as that node's;
+        a run whose last node cannot be told is left as it is.
+        """
+        async with self.store.alease(thread_id, nested=False):
+            latest = await self.reader.latest(thread_id)
+            node = latest.values.get("node")
+            as_node = node if isinstance(node, str) and node in self.graph.nodes else None
+            try:
+                await self.graph.aupdate_state(
+                    self.config(thread_id), {"run": info}, as_node=as_node
+                )
+            except InvalidUpdateError:
+                return
 
     async def check_resume(self, thread_id: str, decisions: Any = None) -> str:
         """Check that `resume(thread_id, decisions)` would be accepted, without running it.

@@ -45,6 +45,7 @@ from thinkgraph.state import (
     BaseStep,
     HumanStep,
     LLMCallStep,
+    RunInfo,
     TaskStep,
     ToolCall,
     ToolCallStep,
@@ -107,6 +108,8 @@ class ReplayReport:
     served_decisions: int = 0
     model_calls: int = 0
     """Real model calls (only when live from the divergence)."""
+    requests_sent: int = 0
+    """The requests those calls sent, retries included: what `max_calls` caps."""
     tool_runs: int = 0
     """Real tool runs (only when live from the divergence)."""
     stopped: str = ""
@@ -161,7 +164,13 @@ class ReplayReport:
             f"served {_count(self.served_replies, 'model reply', 'model replies')}, "
             f"{_count(self.served_results, 'tool result')}, "
             f"{_count(self.served_decisions, 'decision')}; made "
-            f"{_count(self.model_calls, 'model call')}, {_count(self.tool_runs, 'tool run')}"
+            f"{_count(self.model_calls, 'model call')}"
+            + (
+                f" ({_count(self.requests_sent, 'request')})"
+                if self.requests_sent != self.model_calls
+                else ""
+            )
+            + f", {_count(self.tool_runs, 'tool run')}"
         )
         if self.stopped:
             lines.append(f"stopped: {self.stopped}")
@@ -206,6 +215,7 @@ class ReplayReport:
                 "decisions": self.served_decisions,
             },
             "model_calls": self.model_calls,
+            "requests_sent": self.requests_sent,
             "tool_runs": self.tool_runs,
             "stopped": self.stopped or None,
             "live": self.live,
@@ -663,11 +673,11 @@ async def areplay(
     elif replay.status == "paused":
         why = "paused for a person: a live replay never answers for one"
     elif model.refused:
-        why = f"after {max_calls} real model calls (max_calls)"
+        why = f"after {_count(max_calls, 'real model request')} (max_calls)"
     names = (source.thread_id, replay.thread_id)
     tools = list(driver.deps.tools)
     diff = diff_runs(source.chain, replay.chain, a=source, b=replay, tools=tools)
-    return ReplayReport(
+    report = ReplayReport(
         source=source,
         replay=replay,
         diff=_at_the_route(diff, session.path.route),
@@ -676,12 +686,25 @@ async def areplay(
         served_results=session.served_results,
         served_decisions=session.served_decisions,
         model_calls=model.live_calls,
+        requests_sent=model.requests.sent,
         tool_runs=session.tool_runs,
         stopped=why,
         strict=strict,
         live=session.live,
         calls=tuple(dict.fromkeys(session.record.called)),
     )
+    await driver.end(target, _ended(replay, report.outcome, why))
+    return report
+
+
+def _ended(replay: RunResult, outcome: str, why: str) -> RunInfo:
+    """How the replay's thread ends: as its run ended, or, stopped short, as done there."""
+    if replay.status in ("done", "failed"):
+        return RunInfo(
+            status=replay.status, stop_reason=replay.stop_reason, detail=replay.detail,
+            replay=outcome,
+        )  # fmt: skip
+    return RunInfo(status="done", detail=f"replay stopped: {why}" if why else "", replay=outcome)
 
 
 def _at_the_route(diff: RunDiff, route: RunDivergence | None) -> RunDiff:
