@@ -7,7 +7,7 @@ graph, never by the exact request:
 - each model call gets the reply the recorded run got at the same position: the same
   node, visit of that node and call of that visit (`thinkgraph.llm.ReplayModel`);
 - each tool call gets the recorded result of the call that think step proposed with the
-  same tool and arguments; the tool does not run (`Deps.recorded`, served by act);
+  same tool and arguments; the tool does not run (the session, the run's tool guard);
 - each pause is answered with the recorded decision: approve, edit, reject or respond
   for the same call, the recorded answer for the same ask_human pause.
 
@@ -17,8 +17,17 @@ a model was sent something else: a prompt edit, shown as a text diff); `changed`
 same decisions, other content); or the **first divergence**: route, tool, args or answer.
 
 At a divergence the replay stops: the record has nothing more that fits. With
-`live_from_divergence` it goes on with the real model, at most `max_calls` calls, and the
-real tools; a call that needs approval pauses the replay there, unanswered.
+`live_from_divergence` it goes on with the real model, at most `max_calls` requests sent
+(retries included), and the real tools; a call that needs approval pauses the replay
+there, unanswered.
+
+Whether a tool call is served, refused or run is decided by the replay's session, which is
+the run's tool guard (`thinkgraph.tools.guard`): every tool execution asks it, through act
+or not, whatever parts the graph's builder gave its nodes; the report counts what it did.
+A call that needs approval never runs in a replay: one whose approval the run recorded
+without a result (the run died inside the tool) stops the replay there. A replay runs with
+its source's stored limits, and its thread records its outcome once compared
+(`RunInfo.replay`), so listings show it as a replay and prune treats it as finished.
 """
 
 from __future__ import annotations
