@@ -70,6 +70,9 @@ class RunSummary(BaseModel):
     """Think steps taken."""
     updated_at: datetime | None = None
     """When the run's latest checkpoint was written."""
+    replay: str | None = None
+    """For a replay: its outcome (same, request changed, changed, diverged), or "stopped"
+    when it stopped before it was compared. A replay is never continued."""
 
     @property
     def waiting_for(self) -> str:

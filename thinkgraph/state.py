@@ -424,13 +424,16 @@ class Counters(BaseModel):
 
 
 class RunInfo(BaseModel):
-    """Final status of a run, written by finalize."""
+    """Final status of a run, written by finalize (a replay's also when it stops short)."""
 
     model_config = ConfigDict(frozen=True)
 
     status: RunStatus
     stop_reason: StopReason | None = None
     detail: str = ""
+    replay: str | None = None
+    """For a replay, once compared with its source: its outcome (same, request changed,
+    changed, diverged; `thinkgraph.runs.replay`). Nothing continues it."""
 
 
 # -- the chain channel --------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -149,3 +150,120 @@ def test_a_replay_is_not_continued_and_bad_options_are_one_line(
     )
     unknown = runner.invoke(app, ["replay", "nope", "--store", store_url])
     assert unknown.exit_code == 2 and unknown.output.startswith("error: ")
+
+
+NOTE_TOOL = "tests.replay.world:write_note"
+OBSERVE_TO_FINALIZE = "tests.replay.world:observe_to_finalize"
+
+
+@pytest.fixture
+def outbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "outbox.txt"
+    monkeypatch.setenv("THINKGRAPH_TEST_OUTBOX", str(path))
+    return path
+
+
+def noted(store: str, tmp_path: Path, thread: str, notes: int, *more: str) -> None:
+    """A run of `notes` notes, then an answer, made by `thinkgraph run`."""
+    replies = [
+        f'Thought: note {n}\nAction: write_note\nAction Input: {{"text": "n{n}"}}'
+        for n in range(notes)
+    ]
+    script = tmp_path / f"{thread}.json"
+    script.write_text(json.dumps([*replies, "Thought: done\nFinal Answer: noted"]))
+    args = ["run", "take notes", "--tools", NOTE_TOOL, "--script", str(script), "-t", thread]
+    done = runner.invoke(app, [*args, *more, "--store", store])
+    assert done.exit_code == 0, done.output
+
+
+def test_a_run_made_with_its_own_max_steps_replays_same_with_those_limits(
+    sqlite_url: str, tmp_path: Path, outbox: Path
+) -> None:
+    noted(sqlite_url, tmp_path, "long", 14, "--max-steps", "20")  # 15 think steps
+
+    done = runner.invoke(app, ["replay", "long", "--tools", NOTE_TOOL, "--store", sqlite_url])
+
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines()[0] == "replay replay-long of long: same"
+    assert len(outbox.read_text().splitlines()) == 14  # the run's notes, none of the replay's
+
+
+def test_a_changed_route_is_reported_at_the_route_before_the_other_node_runs(
+    sqlite_url: str, tmp_path: Path, outbox: Path
+) -> None:
+    noted(sqlite_url, tmp_path, "route", 1)
+
+    args = ["replay", "route", "--tools", NOTE_TOOL, "--graph", OBSERVE_TO_FINALIZE]
+    done = runner.invoke(app, [*args, "--store", sqlite_url])
+
+    assert done.exit_code == 1, done.output
+    assert done.exception is None or isinstance(done.exception, SystemExit)
+    assert done.stdout.startswith(
+        "replay replay-route of route: first divergence: route at observe#1: route goes to "
+        "think (step #"
+    )
+    assert "replay-route goes to finalize" in done.stdout.splitlines()[0]
+    assert "Traceback" not in done.output
+    shown = runner.invoke(app, ["show", "replay-route", "-f", "json", "--store", sqlite_url])
+    steps = json.loads(shown.stdout)["steps"]
+    assert not [s for s in steps if s["node"] == "finalize"]  # finalize never ran
+
+
+def test_replaying_a_run_again_takes_the_next_free_replay_thread(
+    sqlite_url: str, tmp_path: Path, outbox: Path
+) -> None:
+    noted(sqlite_url, tmp_path, "twice", 1)
+    args = ["replay", "twice", "--tools", NOTE_TOOL, "--store", sqlite_url]
+
+    first, second = runner.invoke(app, args), runner.invoke(app, args)
+
+    assert (first.exit_code, second.exit_code) == (0, 0), second.output
+    assert first.stdout.startswith("replay replay-twice of twice: same")
+    assert second.stdout.startswith("replay replay-twice-2 of twice: same")
+    taken = runner.invoke(app, [*args, "--thread", "replay-twice"])
+    assert taken.exit_code == 2 and taken.output.startswith("error: thread 'replay-twice'")
+
+
+def test_a_stopped_replay_is_listed_as_a_replay_and_pruned_like_a_finished_run(
+    sqlite_url: str, tmp_path: Path, outbox: Path
+) -> None:
+    noted(sqlite_url, tmp_path, "src", 1)
+    args = ["--tools", NOTE_TOOL, "--store", sqlite_url]
+    runner.invoke(app, ["replay", "src", *args])
+    diverged = runner.invoke(app, ["replay", "src", "--graph", OBSERVE_TO_FINALIZE, *args])
+    assert diverged.exit_code == 1, diverged.output
+
+    listed = runner.invoke(app, ["runs", "--store", sqlite_url])
+
+    rows = {line.split()[0]: line for line in listed.stdout.splitlines()}
+    assert "replay: diverged" in rows["replay-src-2"], listed.stdout
+    assert "replay: same" in rows["replay-src"], listed.stdout
+    assert "resume" not in listed.stdout
+    script = tmp_path / "more.json"
+    script.write_text('["Final Answer: 1"]')
+    resumed = runner.invoke(
+        app, ["resume", "replay-src-2", "--script", str(script), "--store", sqlite_url]
+    )
+    assert resumed.exit_code == 2 and "is a replay of 'src'" in resumed.output
+    pruned = runner.invoke(app, ["prune", "--thread", "replay-src-2", "--store", sqlite_url])
+    assert pruned.exit_code == 0, pruned.output
+    after = runner.invoke(app, ["runs", "--store", sqlite_url])
+    assert "replay-src-2" not in after.stdout and "replay-src " in after.stdout
+
+
+def test_max_calls_counts_the_requests_sent_retries_included(
+    store_url: str, recorded: str, openai_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    for _ in range(5):
+        openai_server.server_error(status=500)  # each would be retried
+    args = ["replay", recorded, "--tools", DEMO_TOOLS, "--graph", SKIP_CALCULATOR, "--json"]
+    live = ["--live-from-divergence", "--max-calls", "1", "--model", "openai/test-model"]
+    api = ["--api-base", openai_server.url + "/v1"]
+
+    done = runner.invoke(app, [*args, *live, *api, "--store", store_url])
+
+    report = json.loads(done.stdout)
+    assert len(openai_server.requests) == 1, done.output
+    assert (report["model_calls"], report["requests_sent"]) == (1, 1)
+    assert report["stopped"] == "after 1 real model request (max_calls)"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import thinkgraph.nodes.act as act_module
+import thinkgraph.tools.runner as runner_module
 from tests.replay.graphs import Parenthesized, skip_calculator
 from tests.support.openai_server import OpenAIServer
 from thinkgraph import Agent, StepLimits
@@ -27,7 +27,7 @@ from thinkgraph.llm.base import ModelReply, ModelRequest
 from thinkgraph.nodes import _requests
 from thinkgraph.nodes.model import request_digest, sent_messages
 from thinkgraph.policies import ReActText
-from thinkgraph.state import HumanStep, LLMCallStep, ToolCallStep, ToolResultStep
+from thinkgraph.state import HumanStep, LLMCallStep, ToolCallStep
 from thinkgraph.tools.base import Tool
 
 LIMITS = StepLimits(max_steps=8)
@@ -56,15 +56,15 @@ def tools(tmp_path: Path) -> list[Tool]:
 
 @pytest.fixture
 def tool_runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every tool call act runs (not served), by tool name."""
+    """Every tool that really runs (not served, not refused), by name, once per attempt."""
     ran: list[str] = []
-    real = act_module.aexecute_call
+    real = runner_module._ainvoke
 
-    async def counting(registry: Any, call: Any, ctx: Any, **kw: Any) -> ToolResultStep:
-        ran.append(call.name)
-        return await real(registry, call, ctx, **kw)
+    async def counting(tool: Tool, args: Any, ctx: Any, limit: Any) -> Any:
+        ran.append(tool.name)
+        return await real(tool, args, ctx, limit)
 
-    monkeypatch.setattr(act_module, "aexecute_call", counting)
+    monkeypatch.setattr(runner_module, "_ainvoke", counting)
     yield ran
 
 

@@ -59,7 +59,9 @@ def runs(
                 run.updated_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if run.updated_at else "?"
             )
             status_text = f"{run.status}: {what}" if what else run.status
-            if run.thread_id in stopped:
+            if run.replay is not None:  # compared with its source, never continued
+                status_text = f"replay: {run.replay}"
+            elif run.thread_id in stopped:
                 status_text = "stopped: resume to continue"
             size = human_size(sizes[run.thread_id]) if run.thread_id in sizes else ""
             typer.echo(

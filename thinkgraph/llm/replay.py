@@ -9,7 +9,9 @@ policy) has no position and is served by its order among the calls of its node a
 purpose.
 
 A position the record does not have is a miss: `ReplayMissError`, unless the model is
-`live`, when the call goes to the real model it was given (at most `max_live_calls` times).
+`live`, when the call goes to the real model it was given: at most `max_live_calls`
+requests are sent, retries included (counted where they are sent, `llm.retry`; a model
+that sends its own counts one per call).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable, Sequence
 
 from thinkgraph.llm.base import CallPosition, ChatModel, ModelReply, ModelRequest
 from thinkgraph.llm.call import acomplete
+from thinkgraph.llm.retry import RequestBudget, RequestBudgetSpent, spending
 from thinkgraph.state import BaseStep, LLMCallStep, running_node
 
 __all__ = ["RecordedModelError", "ReplayMissError", "ReplayModel", "position_of"]
@@ -50,7 +53,8 @@ class ReplayModel:
     Args:
         chain: the recorded run's chain; its ``llm_call`` steps are the replies.
         live: the real model to ask once the replay goes live (see `go_live`).
-        max_live_calls: at most this many calls go to `live`; after that a call fails.
+        max_live_calls: at most this many requests go to `live`, retries included; after
+            that a call fails.
         on_miss: called with the position of a call the record does not have.
         name: the model's name in the chain; the recorded model's name when left out.
 
@@ -96,10 +100,12 @@ class ReplayModel:
         """Replies served from the record."""
         self.live_calls = 0
         """Calls that went to the real model."""
+        self.requests = RequestBudget(max_live_calls)
+        """The requests those calls sent (retries included), against `max_live_calls`."""
         self.misses: list[str] = []
         """The positions asked for that the record does not have, in order."""
         self.refused = False
-        """Whether a live call was refused: `max_live_calls` were made."""
+        """Whether a live call or request was refused: `max_live_calls` were sent."""
 
     @property
     def name(self) -> str:
@@ -149,26 +155,49 @@ class ReplayModel:
                 "with live_from_divergence and max_calls to ask the real model from here"
             )
         with self._lock:
-            if self.live_calls >= self.max_live_calls:
-                self.refused = True
-                raise ReplayMissError(
-                    f"the replay made its {self.max_live_calls} real model calls "
-                    "(max_calls); raise max_calls to go further"
-                )
+            if self.requests.sent >= self.max_live_calls:
+                raise self._spent()
             self.live_calls += 1
         return self.live_model
+
+    def _spent(self) -> ReplayMissError:
+        self.refused = True
+        return ReplayMissError(
+            f"the replay sent its {self.max_live_calls} real model requests "
+            "(max_calls); raise max_calls to go further"
+        )
+
+    def _sent(self, before: int) -> None:
+        # A model that sends its requests itself (not through `llm.retry`) counts one.
+        with self._lock:
+            if self.requests.sent == before:
+                self.requests.sent += 1
 
     def complete(self, request: ModelRequest) -> ModelReply:
         reply, where = self._recorded_reply(request)
         if reply is not None:
             return reply
-        return self._live_model(where).complete(request)
+        model, before = self._live_model(where), self.requests.sent
+        try:
+            with spending(self.requests):
+                return model.complete(request)
+        except RequestBudgetSpent:
+            raise self._spent() from None
+        finally:
+            self._sent(before)
 
     async def acomplete(self, request: ModelRequest) -> ModelReply:
         reply, where = self._recorded_reply(request)
         if reply is not None:
             return reply
-        return await acomplete(self._live_model(where), request)
+        model, before = self._live_model(where), self.requests.sent
+        try:
+            with spending(self.requests):
+                return await acomplete(model, request)
+        except RequestBudgetSpent:
+            raise self._spent() from None
+        finally:
+            self._sent(before)
 
     def __repr__(self) -> str:
         return f"ReplayModel({len(self._recorded)} recorded calls)"

@@ -7,19 +7,32 @@ retry, moves on to the next model. When every model failed, the error says why e
 
 This loop knows nothing of litellm: it is given the call to make and the function that
 turns what the call raised into a `ModelCallError` (or re-raises what is not a failure).
+
+Every attempt is one request sent, so this loop is where requests are counted: a caller
+that may send only so many (a replay gone live, `max_calls`) sets a `RequestBudget`
+around its call (`spending`), and an attempt past it is not made (`RequestBudgetSpent`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from thinkgraph.llm.errors import ModelCallError
 
-__all__ = ["acall_with_fallbacks", "call_with_fallbacks"]
+__all__ = [
+    "RequestBudget",
+    "RequestBudgetSpent",
+    "acall_with_fallbacks",
+    "call_with_fallbacks",
+    "spending",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -28,6 +41,55 @@ _MAX_RETRY_AFTER_S = 60.0
 """A Retry-After above this is not waited for; the normal backoff is used instead."""
 _BACKOFF_FIRST_S = 0.5
 _BACKOFF_MAX_S = 8.0
+
+
+class RequestBudgetSpent(RuntimeError):
+    """An attempt was not made: the caller's `RequestBudget` is spent."""
+
+
+class RequestBudget:
+    """How many requests may be sent, and how many were (retries and fallbacks included).
+
+    Args:
+        limit: the requests allowed.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.sent = 0
+        """Requests sent so far."""
+        self._lock = threading.Lock()
+
+    def spend(self) -> None:
+        """Count one request about to be sent, or refuse it.
+
+        Raises:
+            RequestBudgetSpent: `limit` requests were sent already.
+        """
+        with self._lock:
+            if self.sent >= self.limit:
+                raise RequestBudgetSpent(f"{self.limit} requests were sent already")
+            self.sent += 1
+
+
+_budget: ContextVar[RequestBudget | None] = ContextVar("thinkgraph_request_budget", default=None)
+
+
+@contextlib.contextmanager
+def spending(budget: RequestBudget) -> Iterator[None]:
+    """Count the requests the calls made inside against `budget` (in this context and the
+    threads and tasks it starts)."""
+    token = _budget.set(budget)
+    try:
+        yield
+    finally:
+        _budget.reset(token)
+
+
+def _spend() -> None:
+    budget = _budget.get()
+    if budget is not None:
+        budget.spend()
 
 
 def call_with_fallbacks(
@@ -44,6 +106,7 @@ def call_with_fallbacks(
     failures: list[ModelCallError] = []
     for index, target in enumerate(targets):
         for attempt in range(num_retries + 1):
+            _spend()
             try:
                 return call(index, target)
             except Exception as exc:
@@ -65,6 +128,7 @@ async def acall_with_fallbacks(
     failures: list[ModelCallError] = []
     for index, target in enumerate(targets):
         for attempt in range(num_retries + 1):
+            _spend()
             try:
                 return await call(index, target)
             except Exception as exc:

@@ -72,9 +72,7 @@ async def act(task: ActTask, config: RunnableConfig, *, deps: Deps) -> dict[str,
     cached = task.get("cached")
     if cached is not None:
         return {"chain": [replay_cached(cached, task["call"], ctx)]}
-    serve = deps.recorded.serve
-    served = None if serve is None else serve(task["call"], task["step"], ctx)
-    if served is not None:  # a replay: the recorded result, and the tool does not run
-        return {"chain": [served]}
+    # A replay's guard (in the run's config) answers inside the runner: every tool
+    # execution passes there, whatever parts this node was built with.
     result = await aexecute_call(deps.tools, task["call"], ctx, time_left_s=task.get("time_left_s"))
     return {"chain": [result]}

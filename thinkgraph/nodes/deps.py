@@ -9,27 +9,10 @@ from typing import Any, Literal, TypeAlias
 from thinkgraph.llm.base import ChatModel
 from thinkgraph.policies.base import Policy
 from thinkgraph.policies.context import ContextPolicy
-from thinkgraph.state import ToolCall, ToolResultStep, Verdict
-from thinkgraph.tools.base import ToolContext
+from thinkgraph.state import Verdict
 from thinkgraph.tools.registry import ToolRegistry
 
-__all__ = ["Deps", "RecordedResults", "ServeResult", "Validator"]
-
-ServeResult: TypeAlias = Callable[[ToolCall, int, ToolContext], "ToolResultStep | None"]
-"""Serves a call's result from a recorded run: `(call, think_step, ctx) -> result`, or None
-to run the tool."""
-
-
-@dataclass(slots=True)
-class RecordedResults:
-    """Where act takes a call's result from instead of running the tool: a replay's record.
-
-    Empty (``serve`` None) for every agent but a replay's (see `thinkgraph.runs.replay`).
-    """
-
-    serve: ServeResult | None = None
-    """The recorded result of a call, or None: run the tool."""
-
+__all__ = ["Deps", "Validator"]
 
 Validator: TypeAlias = Callable[
     [str, Mapping[str, Any]],
@@ -70,12 +53,3 @@ class Deps:
     """How much of the chain a prompt shows (truncate or summarize); None shows it all."""
     confidence_threshold: float | None = None
     """A candidate answer with a lower confidence is validated instead of taken (None: off)."""
-    gate_verdicts: dict[tuple[str, str, str | None, str], bool] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-    """What the tools' approval rules said of this agent's calls (see `thinkgraph.nodes.gate`):
-    a rule is judged once per call, however many edges ask the gate."""
-    recorded: RecordedResults = field(
-        default_factory=RecordedResults, init=False, repr=False, compare=False
-    )
-    """Recorded results act serves instead of running tools: set only for a replay."""

@@ -13,13 +13,16 @@ cannot be determined (act would refuse it anyway; a rule is never asked about ar
 cannot see). A call to a tool that does not exist needs no approval: it cannot run, and act
 tells the model so.
 
-A rule is judged once per call in a round: the verdict is kept with the agent's parts
-(`Deps`), keyed by the call's id, tool and arguments, so an edited call is judged afresh.
+A rule is judged once per call in a round: the verdict is kept with the tool itself (a
+weak table beside it, not a field of the agent's parts, which a graph builder may copy),
+keyed by the call's id, tool and arguments, so an edited call is judged afresh.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import weakref
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -40,7 +43,12 @@ __all__ = [
 ]
 
 _KEPT_VERDICTS = 256
-"""How many rule verdicts an agent keeps; more are dropped (and judged again if asked)."""
+"""How many rule verdicts a tool keeps; more are dropped (and judged again if asked)."""
+
+_VerdictKey = tuple[str, str, str | None, str]
+_verdicts: weakref.WeakKeyDictionary[Tool, dict[_VerdictKey, bool]] = weakref.WeakKeyDictionary()
+"""What each tool's approval rule said of the calls it was asked about."""
+_verdicts_lock = threading.Lock()
 
 
 def needs_person(deps: Deps, call: ToolCall) -> bool:
@@ -60,13 +68,17 @@ def needs_person(deps: Deps, call: ToolCall) -> bool:
     if isinstance(rule, bool):
         return rule
     key = _verdict_key(call)
-    kept = deps.gate_verdicts.get(key) if key is not None else None
+    if key is None:
+        return _rule_asks(tool, call)
+    with _verdicts_lock:
+        kept = _verdicts.setdefault(tool, {}).get(key)
     if kept is None:
         kept = _rule_asks(tool, call)
-        if key is not None:
-            if len(deps.gate_verdicts) >= _KEPT_VERDICTS:
-                deps.gate_verdicts.clear()
-            deps.gate_verdicts[key] = kept
+        with _verdicts_lock:
+            verdicts = _verdicts.setdefault(tool, {})
+            if len(verdicts) >= _KEPT_VERDICTS:
+                verdicts.clear()
+            verdicts[key] = kept
     return kept
 
 
@@ -75,7 +87,7 @@ def _rule_asks(tool: Tool, call: ToolCall) -> bool:
     return args is None or tool.needs_approval(args.model_dump())
 
 
-def _verdict_key(call: ToolCall) -> tuple[str, str, str | None, str] | None:
+def _verdict_key(call: ToolCall) -> _VerdictKey | None:
     """What a rule's verdict depends on; None (never kept) for arguments JSON cannot write."""
     try:
         args = json.dumps(call.args, sort_keys=True, allow_nan=True)

@@ -17,6 +17,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import INTERRUPT
+from langgraph.errors import InvalidUpdateError
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
@@ -40,6 +41,7 @@ from thinkgraph.runs.reader import RunReader, pending_of, status_of
 from thinkgraph.state import BaseStep, Counters, RunInfo, TaskStep, numbered, start_state
 from thinkgraph.storage.contract import Store
 from thinkgraph.storage.prune import Retention
+from thinkgraph.tools.guard import ToolGuard, guarded
 from thinkgraph.types import Breakpoints, StepLimits, check_thread_id
 
 __all__ = ["Driver", "fresh_thread_id"]
@@ -110,15 +112,25 @@ class Driver:
         limit = 6 * (limits or self.limits).max_steps + 25
         return {**self._traced, "configurable": {"thread_id": thread_id}, "recursion_limit": limit}
 
-    def start_state(self, task: str, replay_of: str | None = None) -> dict[str, Any]:
-        """The channels a new run of `task` starts with (a replay's: of `replay_of`)."""
+    def start_state(
+        self, task: str, replay_of: str | None = None, limits: StepLimits | None = None
+    ) -> dict[str, Any]:
+        """The channels a new run of `task` starts with (a replay's: of `replay_of`), with
+        `limits` (the driver's when None)."""
         graph = None if self._describe is None else self._describe()
-        return start_state(task, self.limits, self.breakpoints, graph, replay_of)
+        return start_state(task, limits or self.limits, self.breakpoints, graph, replay_of)
 
     # -- the three ways to advance a run ---------------------------------------------------
 
     async def start(
-        self, task: str, thread_id: str, *, detail: bool = True, replay_of: str | None = None
+        self,
+        task: str,
+        thread_id: str,
+        *,
+        detail: bool = True,
+        replay_of: str | None = None,
+        guard: ToolGuard | None = None,
+        limits: StepLimits | None = None,
     ) -> AsyncIterator[RunEvent]:
         """Start a run of `task` on a new thread, yielding its events.
 
@@ -133,20 +145,27 @@ class Driver:
                 folds the events to the result (`Agent.arun`), which then pays for no
                 node start and no step event.
             replay_of: the run this one replays (`thinkgraph.runs.replay`): recorded with
-                it, so only a replay continues it.
+                it, so only a replay continues it. Needs `guard`.
+            guard: decides every tool call of the run before it runs (a replay's: served,
+                refused or run; `thinkgraph.tools.guard`).
+            limits: the run's limits (a replay takes its source's); the driver's when None.
 
         Raises:
+            ConfigError: a replay (`replay_of`) without a `guard`.
             ThreadExistsError: the thread already holds a run (resume it, or use a new id).
             ThreadBusyError: another process is advancing the thread (see `Agent.lease`).
             ThreadIdError: the id breaks the rule of `check_thread_id`.
         """
-        config = self.config(thread_id)
+        if replay_of is not None and guard is None:
+            # Fail closed: a replay whose tool calls nothing decides would run them.
+            raise ConfigError("a replay is started with the guard that decides its tool calls")
+        config = guarded(self.config(thread_id, limits), guard)
         # A generator's caller runs between its items: it must not pass as the holder.
         async with self.store.alease(thread_id, nested=False):
             await self._refuse_existing(thread_id)
-            state = self.start_state(task, replay_of)
+            state = self.start_state(task, replay_of, limits)
             counters = state["counters"]
-            yield RunStart(thread_id, self.limits, counters)
+            yield RunStart(thread_id, state["limits"], counters)
             if detail:
                 for step in state["chain"]:
                     yield StepEvent(thread_id, "start", step, counters)
@@ -158,7 +177,12 @@ class Driver:
         await self._retain(thread_id)
 
     async def resume(
-        self, thread_id: str, decisions: Any = None, *, detail: bool = True, replaying: bool = False
+        self,
+        thread_id: str,
+        decisions: Any = None,
+        *,
+        detail: bool = True,
+        guard: ToolGuard | None = None,
     ) -> AsyncIterator[RunEvent]:
         """Continue a run: after a crash, at a breakpoint, or with the answer it waits for.
 
@@ -173,8 +197,9 @@ class Driver:
                 text. Leave it out to continue a run whose process died or that stopped at
                 a breakpoint.
             detail: False yields only the `RunStart` and the `RunEnd` (see `start`).
-            replaying: the caller is the replay that made this run (it answers its pauses
-                from the record); a replay is refused to anyone else.
+            guard: decides every tool call before it runs (`thinkgraph.tools.guard`); the
+                replay that made this run passes its own, and a replay is refused to
+                anyone without one.
 
         Raises:
             ThreadNotFoundError: no run is stored under this thread id.
@@ -187,7 +212,7 @@ class Driver:
         """
         check_thread_id(thread_id)
         async with self.store.alease(thread_id, nested=False):
-            latest, plan = await self._resume_plan(thread_id, decisions, replaying)
+            latest, plan = await self._resume_plan(thread_id, decisions, guard)
             limits = latest.values.get("limits")
             counters = latest.values.get("counters") or Counters()
             yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
@@ -263,6 +288,24 @@ class Driver:
             async for event in self._advance(new_id, plan, counters, len(values["chain"]), detail):
                 yield event
         await self._retain(new_id)
+
+    async def end(self, thread_id: str, info: RunInfo) -> None:
+        """Record `info` as how a run ended: for a replay, which stops where its record
+        ends and is never continued, once it is compared (`thinkgraph.runs.replay`).
+
+        Written as the node that ran last, so the graph sees the write as that node's;
+        a run whose last node cannot be told is left as it is.
+        """
+        async with self.store.alease(thread_id, nested=False):
+            latest = await self.reader.latest(thread_id)
+            node = latest.values.get("node")
+            as_node = node if isinstance(node, str) and node in self.graph.nodes else None
+            try:
+                await self.graph.aupdate_state(
+                    self.config(thread_id), {"run": info}, as_node=as_node
+                )
+            except InvalidUpdateError:
+                return
 
     async def check_resume(self, thread_id: str, decisions: Any = None) -> str:
         """Check that `resume(thread_id, decisions)` would be accepted, without running it.
@@ -393,7 +436,7 @@ class Driver:
             )
 
     async def _resume_plan(
-        self, thread_id: str, decisions: Any, replaying: bool = False
+        self, thread_id: str, decisions: Any, guard: ToolGuard | None = None
     ) -> tuple[StateSnapshot, Plan | None]:
         """The latest checkpoint, and what continues it (None when the run has finished).
 
@@ -403,13 +446,14 @@ class Driver:
         # On another graph the run's own nodes would be skipped and its state misread.
         check_continues_on_its_graph(thread_id, address_in(snapshot.metadata), self.graph_address)
         source = snapshot.values.get("replay_of")
-        if source is not None and not replaying:
+        if source is not None and guard is None:
             raise ReplayThreadError(
                 f"thread {thread_id!r} is a replay of {source!r}: a replay is compared, not "
                 f"continued; replay {source!r} again (`thinkgraph replay {source}`)"
             )
         limits = snapshot.values.get("limits")
         config = self.config(thread_id, limits if isinstance(limits, StepLimits) else None)
+        config = guarded(config, guard)
         points = snapshot.values.get("breakpoints")
         points = points if isinstance(points, Breakpoints) else Breakpoints()
         interrupts = list(snapshot.interrupts)

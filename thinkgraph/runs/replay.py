@@ -7,7 +7,7 @@ graph, never by the exact request:
 - each model call gets the reply the recorded run got at the same position: the same
   node, visit of that node and call of that visit (`thinkgraph.llm.ReplayModel`);
 - each tool call gets the recorded result of the call that think step proposed with the
-  same tool and arguments; the tool does not run (`Deps.recorded`, served by act);
+  same tool and arguments; the tool does not run (the session, the run's tool guard);
 - each pause is answered with the recorded decision: approve, edit, reject or respond
   for the same call, the recorded answer for the same ask_human pause.
 
@@ -17,12 +17,22 @@ a model was sent something else: a prompt edit, shown as a text diff); `changed`
 same decisions, other content); or the **first divergence**: route, tool, args or answer.
 
 At a divergence the replay stops: the record has nothing more that fits. With
-`live_from_divergence` it goes on with the real model, at most `max_calls` calls, and the
-real tools; a call that needs approval pauses the replay there, unanswered.
+`live_from_divergence` it goes on with the real model, at most `max_calls` requests sent
+(retries included), and the real tools; a call that needs approval pauses the replay
+there, unanswered.
+
+Whether a tool call is served, refused or run is decided by the replay's session, which is
+the run's tool guard (`thinkgraph.tools.guard`): every tool execution asks it, through act
+or not, whatever parts the graph's builder gave its nodes; the report counts what it did.
+A call that needs approval never runs in a replay: one whose approval the run recorded
+without a result (the run died inside the tool) stops the replay there. A replay runs with
+its source's stored limits, and its thread records its outcome once compared
+(`RunInfo.replay`), so listings show it as a replay and prune treats it as finished.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -35,13 +45,16 @@ from thinkgraph.hitl import Approve, Edit, Reject, Respond
 from thinkgraph.llm.base import ChatModel, Message
 from thinkgraph.llm.replay import ReplayModel, position_of
 from thinkgraph.nodes._requests import sent_messages
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.gate import needs_person
 from thinkgraph.result import RunResult
 from thinkgraph.runs.driver import Driver
-from thinkgraph.runs.events import RunEnd, RunEvent, StepEvent
+from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, StepEvent
 from thinkgraph.state import (
     BaseStep,
     HumanStep,
     LLMCallStep,
+    RunInfo,
     TaskStep,
     ToolCall,
     ToolCallStep,
@@ -49,15 +62,26 @@ from thinkgraph.state import (
     new_id,
     running_node,
 )
+from thinkgraph.storage.contract import Store
 from thinkgraph.tools.base import Tool, ToolContext
-from thinkgraph.views.diff import RunDiff, diff_runs, node_visits
+from thinkgraph.tools.registry import ToolRegistry
+from thinkgraph.types import StepLimits
+from thinkgraph.views.diff import RunDiff, RunDivergence, diff_runs, visit_starts
 from thinkgraph.views.redact import Redactor
 from thinkgraph.views.visibility import tool_map
 
-__all__ = ["REPLAY_PREFIX", "ReplayOutcome", "ReplayReport", "RequestChange", "areplay"]
+__all__ = [
+    "REPLAY_PREFIX",
+    "ReplayOutcome",
+    "ReplayReport",
+    "RequestChange",
+    "areplay",
+    "fresh_replay_thread",
+]
 
 REPLAY_PREFIX = "replay-"
-"""A replay's thread id is its source's with this prefix, unless one is given."""
+"""A replay's thread id is its source's with this prefix (and ``-2``, ``-3``, ... when taken),
+unless one is given."""
 
 ReplayOutcome: TypeAlias = Literal["same", "request changed", "changed", "diverged"]
 
@@ -93,6 +117,8 @@ class ReplayReport:
     served_decisions: int = 0
     model_calls: int = 0
     """Real model calls (only when live from the divergence)."""
+    requests_sent: int = 0
+    """The requests those calls sent, retries included: what `max_calls` caps."""
     tool_runs: int = 0
     """Real tool runs (only when live from the divergence)."""
     stopped: str = ""
@@ -147,7 +173,13 @@ class ReplayReport:
             f"served {_count(self.served_replies, 'model reply', 'model replies')}, "
             f"{_count(self.served_results, 'tool result')}, "
             f"{_count(self.served_decisions, 'decision')}; made "
-            f"{_count(self.model_calls, 'model call')}, {_count(self.tool_runs, 'tool run')}"
+            f"{_count(self.model_calls, 'model call')}"
+            + (
+                f" ({_count(self.requests_sent, 'request')})"
+                if self.requests_sent != self.model_calls
+                else ""
+            )
+            + f", {_count(self.tool_runs, 'tool run')}"
         )
         if self.stopped:
             lines.append(f"stopped: {self.stopped}")
@@ -192,6 +224,7 @@ class ReplayReport:
                 "decisions": self.served_decisions,
             },
             "model_calls": self.model_calls,
+            "requests_sent": self.requests_sent,
             "tool_runs": self.tool_runs,
             "stopped": self.stopped or None,
             "live": self.live,
@@ -234,6 +267,8 @@ class _Record:
                 results[step.call_id] = step
         self.results: dict[_CallKey, list[ToolResultStep]] = {}
         self.decisions: dict[_CallKey, list[HumanStep]] = {}
+        self.unfinished: set[_CallKey] = set()
+        """Calls a person let run that have no result: the run stopped inside the tool."""
         self.called: list[str] = []
         self.proposed: set[_CallKey] = set()
         for call_id, proposed in calls.items():
@@ -249,8 +284,11 @@ class _Record:
                 edited = json.loads(decision.text) if decision.text else {}
                 run_key = (proposed.think_step, call.name, _args_key(edited, None))
             result = results.get(call_id)
-            if result is not None and (decision is None or decision.kind in ("approve", "edit")):
+            let_run = decision is None or decision.kind in ("approve", "edit")
+            if result is not None and let_run:
                 self.results.setdefault(run_key, []).append(result)
+            elif result is None and decision is not None and let_run:
+                self.unfinished.add(run_key)
 
 
 def _decision(step: HumanStep) -> Approve | Edit | Reject | Respond:
@@ -264,50 +302,91 @@ def _decision(step: HumanStep) -> Approve | Edit | Reject | Respond:
 
 
 class _Path:
-    """The replay's node visits as its steps come, held against the source's.
+    """The replay's node visits, held against the source's as each node is about to run.
 
-    Visits are cut as `thinkgraph.views.diff.node_visits` cuts them (consecutive steps of a
-    node, each think call a new visit), so the replay stops where the diff will see the
-    route part.
+    A node's start (the driver's `NodeStart`, which comes before the node runs) is checked
+    against the source's next visit, so a changed route is reported at the route, before the
+    other node runs. The source's visits are those its steps name (`visit_starts`); a node
+    they never name (one that writes no step) is let through, and its steps, should it
+    write any, part the paths then.
     """
 
     def __init__(self, source: Sequence[BaseStep]) -> None:
-        self.source = node_visits(source)
+        self.visits = visit_starts(source)
+        self.known = {node for node, _ in self.visits}
         self.count = 0
+        """The source's visits the replay has made."""
         self.node = ""
-        self.has_call = False
+        """The node of the replay's current visit."""
+        self.fresh = False
+        """Whether the current visit has written no step yet (a sibling task of it, or the
+        node resumed after a pause, is the same visit)."""
+        self.route: RunDivergence | None = None
+        """Where the replay's route left the source's, once it did."""
 
-    def parted(self, step: BaseStep) -> str:
-        """Where the replay's path leaves the source's at `step` ("" while it does not)."""
-        if not step.node:
+    def _expected(self) -> str | None:
+        return self.visits[self.count][0] if self.count < len(self.visits) else None
+
+    def _enter(self, node: str, fresh: bool) -> None:
+        self.count += 1
+        self.node, self.fresh = node, fresh
+
+    def start(self, node: str) -> str:
+        """`node` is about to run: where the replay leaves the source's path ("" if not)."""
+        if self.route is not None or (node == self.node and self.fresh):
             return ""
-        opens = isinstance(step, LLMCallStep) and step.purpose == "think"
-        parted = ""
-        if step.node != self.node or (opens and self.has_call):
-            self.count += 1
-            self.node, self.has_call = step.node, False
-            expected = self.source[self.count - 1] if self.count <= len(self.source) else None
-            if expected != step.node:
-                parted = (
-                    f"the replay went to {step.node} where the run went to {expected or 'its end'}"
-                )
-        self.has_call = self.has_call or opens
-        return parted
+        if node == self._expected():
+            self._enter(node, True)
+            return ""
+        if node not in self.known:
+            return ""
+        return self._parted(node)
+
+    def step(self, step: BaseStep) -> str:
+        """A step was written: where the replay left the source's path ("" if it did not)."""
+        if self.route is not None or not step.node:
+            return ""
+        if step.node == self.node:
+            self.fresh = False
+            return ""
+        if step.node == self._expected():
+            self._enter(step.node, False)
+            return ""
+        return self._parted(step.node)
+
+    def _parted(self, node: str) -> str:
+        expected = self._expected()
+        came = self.visits[: self.count]
+        at = came[-1][0] if came else "start"
+        visit = max(1, sum(name == at for name, _ in came))
+        step = self.visits[self.count][1] if expected is not None else None
+        self.route = RunDivergence(
+            "route", at, visit, step, None, expected or "nothing (the run ends)", node
+        )
+        return f"the replay went to {node} where the run went to {expected or 'its end'}"
 
 
 class _Session:
-    """One replay in progress: what it served, whether it went live, why it stopped."""
+    """One replay in progress: what it served, refused and ran, whether it went live, why it
+    stopped. It is the replay's tool guard (`thinkgraph.tools.guard`): every tool call of
+    the replay, on act's path or any other, is decided here, and counted here."""
 
-    def __init__(self, source: RunResult, model: ReplayModel, live_allowed: bool) -> None:
+    def __init__(
+        self, source: RunResult, model: ReplayModel, live_allowed: bool, deps: Deps
+    ) -> None:
         self.record = _Record(source.chain)
         self.path = _Path(source.chain)
         self.model = model
+        self.deps = deps
         self.live_allowed = live_allowed
         self.live = False
         self.diverged = ""
+        self.halted = ""
+        """Why the replay must stop now, whatever else it may do (a call it will not run)."""
         self.served_results = 0
         self.served_decisions = 0
         self.tool_runs = 0
+        self.refused = 0
         self.answers = list(self.record.answers)
         model.on_miss = self.miss
 
@@ -318,33 +397,72 @@ class _Session:
             self.live = True
             self.model.go_live()
 
-    def serve(self, call: ToolCall, think_step: int, ctx: ToolContext) -> ToolResultStep | None:
-        """The recorded result of `call`, or None when live (the tool runs)."""
+    def stand_in(
+        self, registry: ToolRegistry, call: ToolCall, ctx: ToolContext
+    ) -> ToolResultStep | None:
+        """The recorded result of `call`, a refusal, or None: the tool runs (live, counted).
+
+        A call that needs a person's approval never runs in a replay: not live, and not
+        when the record holds the approval but no result (the run died inside the tool).
+        """
+        key = (ctx.step, call.name, _args_key(call.args, call.raw_args))
         if not self.live:
-            queue = self.record.results.get(
-                (think_step, call.name, _args_key(call.args, call.raw_args))
-            )
+            queue = self.record.results.get(key)
             if queue:
                 self.served_results += 1
                 return _served(queue.pop(0), call, ctx)
-            self.miss(f"a call of {call.name} at think step {think_step}")
-        if self.live:
-            self.tool_runs += 1
-            return None
+            if key in self.record.unfinished:
+                return self._halt(
+                    call,
+                    ctx,
+                    f"the run recorded the approval of {call.name} at think step {ctx.step} "
+                    "but no result (it stopped inside the tool): a replay never runs a call "
+                    "that needs approval",
+                )
+            self.miss(f"a call of {call.name} at think step {ctx.step}")
+        if not self.live:
+            return self._refused(call, ctx, "the recorded run made no such call here")
+        if self._needs_person(registry, call):
+            return self._halt(
+                call,
+                ctx,
+                f"{call.name} at think step {ctx.step} needs a person's approval: a replay "
+                "never runs a call that needs approval",
+            )
+        self.tool_runs += 1
+        return None
+
+    def _needs_person(self, registry: ToolRegistry, call: ToolCall) -> bool:
+        # The approval rules of the agent, over the tools this call would run with.
+        return needs_person(dataclasses.replace(self.deps, tools=registry), call)
+
+    def _halt(self, call: ToolCall, ctx: ToolContext, why: str) -> ToolResultStep:
+        self.halted = self.halted or why
+        return self._refused(call, ctx, why)
+
+    def _refused(self, call: ToolCall, ctx: ToolContext, why: str) -> ToolResultStep:
+        self.refused += 1
         return ToolResultStep(
             call_id=call.id,
             tool=call.name,
             ok=False,
-            error="not run: the recorded run made no such call here (replay)",
+            error=f"not run (replay): {why}",
             error_kind="rejected",
             attempts=0,
             idempotency_key=ctx.idempotency_key,
         )
 
+    def start(self, node: str) -> None:
+        """A node is about to run: a route the record does not have is a divergence, seen
+        before that node runs."""
+        parted = self.path.start(node)
+        if parted:
+            self.miss(parted)
+
     def check(self, step: BaseStep) -> None:
-        """A route or a tool call the record does not have is a divergence: seen as the
-        step comes, before the next node runs."""
-        parted = self.path.parted(step)
+        """A step the record does not have there (a node no start announced, a tool call)
+        is a divergence: seen as the step comes, before the next node runs."""
+        parted = self.path.step(step)
         if parted:
             self.miss(parted)
         if isinstance(step, ToolCallStep):
@@ -352,6 +470,10 @@ class _Session:
             key = (step.think_step, call.name, _args_key(call.args, call.raw_args))
             if key not in self.record.proposed:
                 self.miss(f"{call.name} called at think step {step.think_step}")
+
+    def stops(self) -> bool:
+        """Whether the replay stops here: it halted, or diverged and may not go live."""
+        return bool(self.halted) or bool(self.diverged and not self.live)
 
     def answer(self, pending: Sequence[Any]) -> Any:
         """The recorded answer to a pause, or None when there is none (or the replay is live)."""
@@ -458,18 +580,34 @@ def request_changes(
 async def _follow(
     events: AsyncIterator[RunEvent], session: _Session
 ) -> tuple[RunResult | None, bool]:
-    """Consume a run's events; stop at a divergence unless live. (result, stopped early)."""
+    """Consume a run's events; stop where the session says (result, stopped early).
+
+    Closing the stream at a node's start stops the run before that node runs: LangGraph
+    announces a node's task before it starts it.
+    """
     try:
         async for event in events:
-            if isinstance(event, StepEvent):
+            if isinstance(event, NodeStart):
+                session.start(event.node)
+            elif isinstance(event, StepEvent):
                 session.check(event.step)
-            if isinstance(event, RunEnd):
+            elif isinstance(event, RunEnd):
                 return event.result, False
-            if session.diverged and not session.live:
+            if session.stops():
                 return None, True
     finally:
         await events.aclose()  # type: ignore[attr-defined]
     return None, True
+
+
+async def fresh_replay_thread(store: Store, thread_id: str) -> str:
+    """The first free thread of `replay-<thread_id>`, `replay-<thread_id>-2`, ..."""
+    base = f"{REPLAY_PREFIX}{thread_id}"
+    target, n = base, 1
+    while await store.ahas_thread(target):
+        n += 1
+        target = f"{base}-{n}"
+    return target
 
 
 async def areplay(
@@ -482,6 +620,7 @@ async def areplay(
     live_from_divergence: bool = False,
     max_calls: int = 0,
     live_model: ChatModel | None = None,
+    limits: StepLimits | None = None,
 ) -> ReplayReport:
     """Replay the run `thread_id` (see the module docstring) and compare it with its source.
 
@@ -489,66 +628,99 @@ async def areplay(
         source_driver: the driver of the store that holds the run.
         make_driver: the agent's driver on the same store with another model: the replay's.
         thread_id: the run to replay.
-        new_thread_id: the replay's thread (``replay-<thread_id>`` when left out).
+        new_thread_id: the replay's thread; by default the first free one of
+            ``replay-<thread_id>``, ``replay-<thread_id>-2``, ...
         strict: a changed request or content fails the replay (`ReplayReport.exit_code`).
         live_from_divergence: go on past the divergence with the real model and tools.
         max_calls: at most this many real model calls after the divergence.
         live_model: the real model (the agent's).
+        limits: the limits to replay with; by default those the run was made with, read
+            from its store.
 
     Raises:
         ThreadNotFoundError: no run under `thread_id`.
-        ThreadExistsError: the replay's thread already holds a run: pass another one.
+        ThreadExistsError: `new_thread_id` already holds a run: pass another one.
         ConfigError: `live_from_divergence` without `max_calls`.
     """
-    target = new_thread_id or f"{REPLAY_PREFIX}{thread_id}"
-    if await source_driver.store.ahas_thread(target):
-        raise ThreadExistsError(
-            f"thread {target!r} already holds a run (an earlier replay?); give the replay "
-            "another thread: new_thread_id=... (--thread on the command line)"
-        )
     if live_from_divergence and max_calls <= 0:
         raise ConfigError("live_from_divergence needs max_calls above 0: the real calls allowed")
+    store = source_driver.store
+    if new_thread_id is not None and await store.ahas_thread(new_thread_id):
+        raise ThreadExistsError(
+            f"thread {new_thread_id!r} already holds a run; give the replay another thread, "
+            "or leave it out for a fresh one"
+        )
     source = await source_driver.reader.aresult(thread_id)
     task = next((s for s in source.chain if isinstance(s, TaskStep)), None)
     if task is None:
         raise ConfigError(f"run {thread_id!r} has no task step to replay")
+    if limits is None:
+        stored = (await source_driver.reader.latest(thread_id)).values.get("limits")
+        limits = stored if isinstance(stored, StepLimits) else None
+    target = new_thread_id or await fresh_replay_thread(store, thread_id)
     model = ReplayModel(
         source.chain,
         live=live_model if live_from_divergence else None,
         max_live_calls=max_calls if live_from_divergence else 0,
     )
-    session = _Session(source, model, live_from_divergence)
     driver = make_driver(model)
-    driver.deps.recorded.serve = session.serve
-    result, stopped = await _follow(driver.start(task.text, target, replay_of=thread_id), session)
-    while result is not None and result.status == "paused":
+    session = _Session(source, model, live_from_divergence, driver.deps)
+    events = driver.start(task.text, target, replay_of=thread_id, guard=session, limits=limits)
+    result, stopped = await _follow(events, session)
+    while result is not None and result.status == "paused" and not stopped:
         answer = session.answer(result.pending)
         if answer is None:
             break
-        events = driver.resume(target, answer or None, replaying=True)
+        events = driver.resume(target, answer or None, guard=session)
         result, stopped = await _follow(events, session)
     replay = await driver.reader.aresult(target)
     why = ""
-    if stopped:
+    if session.halted:
+        why = session.halted
+    elif stopped:
         why = f"at the first divergence ({session.diverged}); thread {target} holds the replay"
     elif replay.status == "paused":
         why = "paused for a person: a live replay never answers for one"
     elif model.refused:
-        why = f"after {max_calls} real model calls (max_calls)"
+        why = f"after {_count(max_calls, 'real model request')} (max_calls)"
     names = (source.thread_id, replay.thread_id)
     tools = list(driver.deps.tools)
-    return ReplayReport(
+    diff = diff_runs(source.chain, replay.chain, a=source, b=replay, tools=tools)
+    report = ReplayReport(
         source=source,
         replay=replay,
-        diff=diff_runs(source.chain, replay.chain, a=source, b=replay, tools=tools),
+        diff=_at_the_route(diff, session.path.route),
         requests=request_changes(source.chain, replay.chain, names, tools),
         served_replies=model.served,
         served_results=session.served_results,
         served_decisions=session.served_decisions,
         model_calls=model.live_calls,
+        requests_sent=model.requests.sent,
         tool_runs=session.tool_runs,
         stopped=why,
         strict=strict,
         live=session.live,
         calls=tuple(dict.fromkeys(session.record.called)),
     )
+    await driver.end(target, _ended(replay, report.outcome, why))
+    return report
+
+
+def _ended(replay: RunResult, outcome: str, why: str) -> RunInfo:
+    """How the replay's thread ends: as its run ended, or, stopped short, as done there."""
+    if replay.status in ("done", "failed"):
+        return RunInfo(
+            status=replay.status, stop_reason=replay.stop_reason, detail=replay.detail,
+            replay=outcome,
+        )  # fmt: skip
+    return RunInfo(status="done", detail=f"replay stopped: {why}" if why else "", replay=outcome)
+
+
+def _at_the_route(diff: RunDiff, route: RunDivergence | None) -> RunDiff:
+    """The diff with the route divergence the replay saw as it happened: the replay stopped
+    before the other node ran, so its chain alone cannot say where it was going."""
+    found = diff.divergence
+    if route is None or (found is not None and (found.kind, found.where) != ("route", route.where)):
+        return diff
+    step_b = found.step_b if found is not None else None
+    return dataclasses.replace(diff, divergence=dataclasses.replace(route, step_b=step_b))

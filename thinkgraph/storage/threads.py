@@ -45,7 +45,14 @@ def summarize(
         pending=pending,
         steps=counters.steps if isinstance(counters, Counters) else 0,
         updated_at=datetime.fromisoformat(created) if created else None,
+        replay=_replay_outcome(values, run),
     )
+
+
+def _replay_outcome(values: dict[str, Any], run: Any) -> str | None:
+    if isinstance(run, RunInfo) and run.replay is not None:
+        return run.replay
+    return "stopped" if values.get("replay_of") is not None else None
 
 
 def list_threads(saver: BaseCheckpointSaver[Any], limit: int | None = None) -> list[str]:

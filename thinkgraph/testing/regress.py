@@ -292,7 +292,7 @@ async def areplay_fixture(
     with agent:
         make = replay_drivers(agent)
         source: Any = _Source(fixture.source, agent.driver.store)
-        return await replaying.areplay(source, make, fixture.source.thread_id)
+        return await replaying.areplay(source, make, fixture.source.thread_id, limits=agent.limits)
 
 
 def replay_fixture(fixture: Fixture | str | Path, **options: Any) -> ReplayReport:

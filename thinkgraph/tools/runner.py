@@ -48,6 +48,7 @@ from thinkgraph import tracing
 from thinkgraph.state import ToolCall, ToolResultStep
 from thinkgraph.tools._threads import submit_to_worker
 from thinkgraph.tools.base import Tool, ToolContext
+from thinkgraph.tools.guard import stand_in
 from thinkgraph.tools.output import ToolOutput
 from thinkgraph.tools.registry import ToolRegistry, calling_registry
 
@@ -89,8 +90,13 @@ def execute_call(
     Returns:
         The result: `ok=True` with the JSON-safe `output`, or `ok=False` with an `error`
         worded for the model and an `error_kind`. `attempts` counts runs of the tool (0
-        when it never ran); `duration_s` covers the whole call, retries included.
+        when it never ran); `duration_s` covers the whole call, retries included. A
+        run's guard (a replay's) may answer instead, and the tool does not run
+        (`thinkgraph.tools.guard`).
     """
+    instead = stand_in(registry, call, ctx)
+    if instead is not None:
+        return instead
     tries = _Tries.prepare(registry, call, ctx, time_left_s)
     if isinstance(tries, ToolResultStep):
         return tries
@@ -116,6 +122,9 @@ async def aexecute_call(
     run in a worker thread so they never block the loop. The call is traced here (see
     `thinkgraph.tracing`): an "execute_tool" span and a tool run for LangChain callbacks.
     """
+    instead = stand_in(registry, call, ctx)  # a replay's guard: the tool does not run
+    if instead is not None:
+        return instead
     callbacks = tracing.callback_manager()
     run = None
     if callbacks is not None:

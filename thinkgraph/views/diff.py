@@ -66,6 +66,7 @@ __all__ = [
     "StepPair",
     "diff_runs",
     "node_visits",
+    "visit_starts",
 ]
 
 DivergenceKind: TypeAlias = Literal["route", "tool", "args", "answer"]
@@ -236,6 +237,12 @@ def _visits(chain: Sequence[BaseStep]) -> list[_Visit]:
 def node_visits(chain: Sequence[BaseStep]) -> tuple[str, ...]:
     """The nodes a run went through, in order, as its steps name them (`start` first)."""
     return tuple(visit.node for visit in _visits(chain))
+
+
+def visit_starts(chain: Sequence[BaseStep]) -> tuple[tuple[str, int], ...]:
+    """Each node visit of a run, in order, as (node, the number of its first step): the
+    visits `node_visits` names, cut the same way."""
+    return tuple((visit.node, visit.steps[0].number) for visit in _visits(chain))
 
 
 def _calls(visit: _Visit) -> list[ToolCallStep]:
