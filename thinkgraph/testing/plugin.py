@@ -38,10 +38,12 @@ class ReplayFixture(Protocol):
     """What ``thinkgraph_replay`` is: replay a fixture file, check it, return the report."""
 
     def __call__(self, path: str | Path, /, *, check: bool = True, **options: Any) -> ReplayReport:
-        """Replay the fixture at `path` (options: `thinkgraph.testing.regress.areplay_fixture`).
+        """Replay the fixture at `path` (options: `thinkgraph.testing.regress.areplay_fixture`:
+        ``graph=``, ``tools=`` and ``root=`` name the code it replays on).
 
         With `check`, a replay that is not what the fixture expects fails the test (or,
-        under ``--thinkgraph-update``, becomes its expectation).
+        under ``--thinkgraph-update``, becomes its expectation), and so does a fixture
+        recorded on another graph than ``graph=``.
         """
 
 
