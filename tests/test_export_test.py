@@ -29,20 +29,33 @@ from tests.regress_support.sample import (
     tools,
 )
 from thinkgraph import Agent, ScriptedModel
+from thinkgraph.errors import ConfigError
 from thinkgraph.hitl import Approve
 from thinkgraph.result import RunResult
 from thinkgraph.state import LLMCallStep
 from thinkgraph.testing.regress import (
     Fixture,
     fixture_of,
+    graph_mismatch,
+    load_tools,
     mismatch,
     replay_fixture,
     updated,
+)
+from thinkgraph.testing.template import (
+    MAX_NAME,
+    check_graph_address,
+    check_name,
+    check_tools_address,
+    name_of,
+    render,
 )
 from thinkgraph.views.redact import MASK, redact_chain
 from thinkgraph.views.visibility import tool_map
 
 ADDRESS = "tests.regress_support.sample:tools"
+OUR_GRAPH = "tests.cli.sample_graphs:other"
+"""A module-level builder of thinkgraph's own graph."""
 
 
 def record(model: ScriptedModel, store: str = "memory://") -> tuple[RunResult, Agent]:
@@ -106,7 +119,7 @@ def test_no_value_a_view_masks_is_in_the_fixture(exported: tuple[RunResult, Path
 
 def test_a_fixture_replays_same_from_no_store(exported: tuple[RunResult, Path]) -> None:
     done, path = exported
-    report = replay_fixture(path)
+    report = replay_fixture(path, tools=[ADDRESS])
     assert report.outcome == "same", report.to_text()
     assert (report.model_calls, report.tool_runs) == (0, 0)
     assert (report.served_replies, report.served_results, report.served_decisions) == (3, 2, 1)
@@ -116,7 +129,7 @@ def test_a_fixture_replays_same_from_no_store(exported: tuple[RunResult, Path]) 
 
 def test_changed_arguments_fail_with_the_field_diff(exported: tuple[RunResult, Path]) -> None:
     _, path = exported
-    report = replay_fixture(path, policy=FrontDoor())
+    report = replay_fixture(path, tools=tools, policy=FrontDoor())
     problem = mismatch(report, Fixture.load(path).expect)
     assert report.outcome == "diverged"
     assert "expected same, got first divergence: args at think#1" in problem
@@ -136,17 +149,17 @@ def test_a_prompt_change_fails_then_update_makes_it_pass(exported: tuple[RunResu
     again = replay_fixture(path, tools=new_tools)
     assert again.outcome == "same" and mismatch(again, Fixture.load(path).expect) == ""
     # The old prompt is now the change.
-    assert replay_fixture(path).outcome == "request changed"
+    assert replay_fixture(path, tools=tools).outcome == "request changed"
 
 
 def test_an_accepted_divergence_is_expected_from_then_on(exported: tuple[RunResult, Path]) -> None:
     _, path = exported
-    report = replay_fixture(path, policy=FrontDoor())
+    report = replay_fixture(path, tools=tools, policy=FrontDoor())
     updated(Fixture.load(path), report, tools).dump(path)
     expect = Fixture.load(path).expect
     assert expect.outcome == "diverged" and expect.divergence == report.headline()
-    assert mismatch(replay_fixture(path, policy=FrontDoor()), expect) == ""
-    assert "expected diverged, got same" in mismatch(replay_fixture(path), expect)
+    assert mismatch(replay_fixture(path, tools=tools, policy=FrontDoor()), expect) == ""
+    assert "expected diverged, got same" in mismatch(replay_fixture(path, tools=tools), expect)
 
 
 def test_a_masked_prompt_is_recorded_with_its_own_digest(exported: tuple[RunResult, Path]) -> None:
@@ -168,7 +181,7 @@ def test_a_long_run_replays_from_its_fixture(tmp_path: Path) -> None:
     path = tmp_path / "long.json"
     fixture_of(done, tools=tools, tool_addresses=[ADDRESS]).dump(path)
     started = time.perf_counter()
-    report = replay_fixture(path)
+    report = replay_fixture(path, tools=tools)
     took = time.perf_counter() - started
     assert report.outcome == "same", report.to_text()
     print(f"replayed {len(done.chain)} steps in {took:.3f}s")  # measured, not asserted
@@ -181,3 +194,100 @@ def test_the_plugin_imports_nothing_heavy() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_fixture_s_addresses_are_never_imported(
+    exported: tuple[RunResult, Path], tmp_path: Path
+) -> None:
+    _, path = exported
+    data = json.loads(path.read_text())
+    never = "tests.regress_support.never_imported"
+    path.write_text(json.dumps({**data, "tools": [f"{never}:tools"], "graph": f"{never}:build"}))
+    with pytest.raises(ConfigError, match=r"recorded with tools .*pass tools="):
+        replay_fixture(path)
+    with pytest.raises(ConfigError, match=r"recorded on graph .*pass graph="):
+        replay_fixture(path, tools=tools)
+    assert never not in sys.modules
+    # The graph the caller names is the one replayed on; the fixture's is only compared.
+    assert replay_fixture(path, tools=tools, graph=OUR_GRAPH).outcome == "same"
+    assert "was recorded on graph" in graph_mismatch(Fixture.load(path), None)
+    assert graph_mismatch(Fixture.load(path), f"{never}:build") == ""
+
+
+def test_a_module_address_is_looked_for_in_root_and_a_missing_one_names_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "roottools_x1.py").write_text(
+        "from tests.regress_support.sample import calculator\ntools = [calculator]\n"
+    )
+    assert [t.name for t in load_tools(["roottools_x1:tools"], tmp_path)] == ["calculator"]
+    with pytest.raises(ConfigError) as caught:
+        load_tools(["absent_tools_x1:tools"], tmp_path)
+    message = str(caught.value)
+    assert "module 'absent_tools_x1' is not found from " + str(tmp_path.resolve()) in message
+    assert "PYTHONPATH" in message and "\n" not in message
+
+
+def test_the_test_module_is_its_template_with_only_values_filled(tmp_path: Path) -> None:
+    made = render(
+        "door.json",
+        graph="graphs/my graph.py:build",
+        tools=["doortools:tools", "calculator"],
+        root=tmp_path,
+        test_folder=tmp_path / "tests" / "regress",
+    )
+    namespace: dict[str, object] = {"__file__": str(tmp_path / "tests" / "regress" / "t.py")}
+    exec(compile(made, "test_door.py", "exec"), namespace)
+    assert namespace["GRAPH"] == "graphs/my graph.py:build"
+    assert namespace["TOOLS"] == ("doortools:tools", "calculator")
+    assert namespace["ROOT"] == tmp_path / "tests" / "regress" / "../.."
+    assert namespace["FIXTURE"] == tmp_path / "tests" / "regress" / "door.json"
+    assert sorted(k for k in namespace if not k.startswith("__")) == [
+        "FIXTURE", "GRAPH", "HERE", "Path", "ROOT", "TOOLS", "test_replays_as_recorded",
+    ]  # fmt: skip
+    plain = render("a.json", graph=None, tools=[], root=tmp_path, test_folder=tmp_path)
+    assert plain.count("\n") == made.count("\n")
+
+
+@pytest.mark.parametrize(
+    "address",
+    ['g.py:build"""', "g.py:build\nimport os", "mod:build;x", "mod:", "évil:build", "a b:c",
+     'we"ird/g.py:build', "g'.py:build", "g.py:build()", "mod:build\\"],
+)  # fmt: skip
+def test_a_graph_address_a_test_cannot_hold_is_refused(address: str) -> None:
+    with pytest.raises(ConfigError, match="cannot be written into a test"):
+        check_graph_address(address)
+    with pytest.raises(ConfigError):
+        render("a.json", graph=address, tools=[], root=Path.cwd(), test_folder=Path.cwd())
+
+
+@pytest.mark.parametrize(
+    "address", ["mod:tools'", "mod.py :tools", "mod:tools.x", "my-tools:tools", "mod :tools", ""]
+)
+def test_a_tools_address_a_test_cannot_hold_is_refused(address: str) -> None:
+    with pytest.raises(ConfigError, match="cannot be written into a test"):
+        check_tools_address(address)
+
+
+def test_good_addresses_and_names_are_kept_as_given() -> None:
+    for graph in ("pkg.graphs:build", "graphs/reflect.py:build", "../g.py:Graphs.build",
+                  "C:/proj/g.py:build", "/home/me/my proj/g-1.py:build"):  # fmt: skip
+        assert check_graph_address(graph) == graph
+    for address in ("calculator", "pkg.tools:tools", "_t:x1"):
+        assert check_tools_address(address) == address
+    assert check_name("door_2") == "door_2"
+    for name in ("é", "1door", "a" * 65, "door.json", "", "a b"):
+        with pytest.raises(ConfigError, match="ASCII letters"):
+            check_name(name)
+
+
+def test_a_thread_id_gives_a_test_name_made_of_its_ascii_letters() -> None:
+    assert name_of("Q3-Report") == "q3_report"
+    assert name_of("é") == "e" and name_of("café crème") == "cafe_creme"
+    assert name_of("7up") == "run_7up"
+    assert name_of('x""";__import__("os")') == "x_import_os"
+    for thread in ("日本", '"""', "'''", "\\\\"):
+        made = name_of(thread)
+        assert made.startswith("run_") and check_name(made) == made
+    assert name_of("日本") != name_of("中国")
+    assert len(name_of("a" * 256)) <= MAX_NAME

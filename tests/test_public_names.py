@@ -264,8 +264,11 @@ PUBLIC: dict[str, list[str]] = {
         "areplay_fixture",
         "expectation_of",
         "fixture_of",
+        "graph_mismatch",
+        "load_tools",
         "mismatch",
         "replay_fixture",
+        "tools_for",
         "updated",
     ],
 }

@@ -161,8 +161,37 @@ def test_a_run_on_its_own_graph_exports_with_it(store_url: str, tmp_path: Path) 
     fixture = Fixture.load(tmp_path / "reflect.json")
     assert fixture.graph == REFLECT
     assert "reflect" in fixture.expect.path
-    assert replay_fixture(fixture).outcome == "same"
+    assert replay_fixture(fixture, graph=REFLECT, tools=sample_tools).outcome == "same"
     # On our graph instead, the replay parts where the run went to reflect.
-    other = replay_fixture(fixture, graph=OTHER)
+    other = replay_fixture(fixture, graph=OTHER, tools=sample_tools)
     assert other.outcome == "diverged"
     assert "route" in mismatch(other, fixture.expect)
+
+
+def test_a_name_is_blamed_on_name_only_when_one_is_given(
+    store_url: str, project: tuple[Path, str]
+) -> None:
+    proj, thread = project
+    given = runner.invoke(app, ["export-test", thread, "--store", store_url, "--name", "é"])
+    assert given.exit_code == 2
+    assert given.output.startswith("error: --name 'é': use ASCII letters, digits and _")
+    assert not (proj / "tests" / "regress").exists()  # nothing written
+    odd = runner.invoke(app, ["export-test", thread, "--store", store_url, "--tools", "a b:c"])
+    assert odd.exit_code == 2
+    assert odd.output.startswith("error: --tools 'a b:c' cannot be written into a test")
+
+
+def test_a_graph_whose_path_a_test_cannot_hold_is_refused_before_anything_is_written(
+    store_url: str, project: tuple[Path, str]
+) -> None:
+    proj, thread = project
+    folder = proj / 'we"ird'
+    folder.mkdir()
+    (folder / "g.py").write_text("from tests.cli.sample_graphs import other as build\n")
+    out = runner.invoke(
+        app, ["export-test", thread, "--store", store_url, "--graph", 'we"ird/g.py:build']
+    )
+    assert out.exit_code == 2
+    lines = out.output.strip().splitlines()
+    assert len(lines) == 1 and "cannot be written into a test" in lines[0], out.output
+    assert not (proj / "tests" / "regress").exists()

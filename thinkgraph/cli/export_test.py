@@ -2,14 +2,15 @@
 
 Writes DIR/NAME.json (the fixture: the recorded run, secrets masked as the views mask them,
 and what a replay must give) and DIR/test_NAME.py (a pytest test that replays it with the
-``thinkgraph_replay`` fixture). The fixture is replayed once before the command ends, so
-an export that would not pass says so. Exit 2: bad usage, or a run not in the store.
+``thinkgraph_replay`` fixture). The test module is a fixed template
+(`thinkgraph.testing.template`): what the run holds is only in the fixture, and the module
+names only the fixture's file and the graph and tools addresses confirmed here. The fixture
+is replayed once before the command ends, so an export that would not pass says so.
+Exit 2: bad usage, or a run not in the store.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,27 +22,6 @@ from thinkgraph.cli._options import ReadToolsOpt, StoreOpt
 from thinkgraph.cli._runs import new_graph, run_graph
 
 __all__ = ["export_test"]
-
-TEST_TEMPLATE = '''"""Replays the recorded run {run!r} offline: no model, no tool, no network.
-
-Made by `thinkgraph export-test`. After an intended change, accept what the replay gives
-with `pytest --thinkgraph-update`.
-"""
-
-from pathlib import Path
-
-FIXTURE = Path(__file__).with_name({fixture})
-
-
-def test_{name}(thinkgraph_replay):
-    report = thinkgraph_replay(FIXTURE)
-    assert report.model_calls == 0 and report.tool_runs == 0
-'''
-
-
-def _name_of(run: str) -> str:
-    name = re.sub(r"\W+", "_", run).strip("_").lower()
-    return name if name and not name[0].isdigit() else f"run_{name}"
 
 
 @app.command("export-test", rich_help_panel="Inspect")
@@ -75,17 +55,44 @@ def export_test(
     no API key (the pytest plugin gives it `thinkgraph_replay`).
     """
     from thinkgraph.agent import Agent
+    from thinkgraph.errors import ConfigError
     from thinkgraph.llm.scripted import ScriptedModel
+    from thinkgraph.testing import template
     from thinkgraph.testing.regress import fixture_of, replay_fixture
     from thinkgraph.types import StepLimits
 
-    given = name or _name_of(run)
-    if not re.fullmatch(r"[A-Za-z_]\w*", given):
-        fail(f"--name {given!r}: use letters, digits and _ (it names a Python test)")
+    if name is None:
+        given = template.name_of(run)
+    else:
+        given = name
+        try:
+            template.check_name(name)
+        except ConfigError as exc:
+            fail(f"--name {exc}")
+    for spec in tools or ():
+        try:
+            template.check_tools_address(spec)
+        except ConfigError as exc:
+            fail(f"--tools {exc}")
     loaded = [t for spec in tools or [] for t in load_tool(spec)]
     url = existing_store(store)
     address = new_graph(graph) if graph is not None else run_graph(url, run, None)
+    root = Path.cwd()
+    # As the test holds it: a graph file's path from the folder the export runs in.
+    shown_graph = None if address is None else template.portable_graph(address, root)
     fixture_path, test_path = out / f"{given}.json", out / f"test_{given}.py"
+    try:
+        if shown_graph is not None:
+            template.check_graph_address(shown_graph)
+        source_code = template.render(
+            fixture_path.name,
+            graph=shown_graph,
+            tools=tools or (),
+            root=root,
+            test_folder=out.resolve(),
+        )
+    except ConfigError as exc:
+        fail(str(exc))
     for path in (fixture_path, test_path):
         if path.exists() and not force:
             fail(f"{path} exists: pass --force to overwrite it, or another --name")
@@ -99,17 +106,15 @@ def export_test(
         fixture = fixture_of(
             source,
             tools=loaded,
-            graph=address,
+            graph=shown_graph,
             tool_addresses=tools or (),
             limits=limits if isinstance(limits, StepLimits) else None,
         )
         out.mkdir(parents=True, exist_ok=True)
         fixture.dump(fixture_path)
-        test_path.write_text(
-            TEST_TEMPLATE.format(run=run, fixture=json.dumps(fixture_path.name), name=given)
-        )
+        test_path.write_text(source_code, encoding="utf-8")
         started = time.perf_counter()
-        report = replay_fixture(fixture_path, tools=loaded)
+        report = replay_fixture(fixture_path, graph=address, tools=loaded)
         took = time.perf_counter() - started
         expect = fixture.expect
         typer.echo(f"wrote {fixture_path} ({len(source.chain)} steps, secrets masked)")

@@ -6,8 +6,11 @@ that has thinkgraph installed: it imports nothing of thinkgraph until a test ask
 
 Example:
     def test_refund_run(thinkgraph_replay):
-        report = thinkgraph_replay("tests/regress/refund.json")
+        report = thinkgraph_replay("tests/regress/refund.json", tools=["shop.tools:tools"])
         assert report.outcome == "same"
+
+A fixture is data: the graph and tools a replay runs on are those the test names, never
+addresses read from the fixture.
 
 A replay that is not what the fixture expects fails the test with the first divergence;
 ``pytest --thinkgraph-update`` writes what the replay gave as the new expectation instead
@@ -35,10 +38,12 @@ class ReplayFixture(Protocol):
     """What ``thinkgraph_replay`` is: replay a fixture file, check it, return the report."""
 
     def __call__(self, path: str | Path, /, *, check: bool = True, **options: Any) -> ReplayReport:
-        """Replay the fixture at `path` (options: `thinkgraph.testing.regress.areplay_fixture`).
+        """Replay the fixture at `path` (options: `thinkgraph.testing.regress.areplay_fixture`:
+        ``graph=``, ``tools=`` and ``root=`` name the code it replays on).
 
         With `check`, a replay that is not what the fixture expects fails the test (or,
-        under ``--thinkgraph-update``, becomes its expectation).
+        under ``--thinkgraph-update``, becomes its expectation), and so does a fixture
+        recorded on another graph than ``graph=``.
         """
 
 
@@ -55,26 +60,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.fixture
 def thinkgraph_replay(request: pytest.FixtureRequest) -> ReplayFixture:
-    """Replay a fixture written by ``thinkgraph export-test``, offline; check it."""
+    """Replay a fixture written by ``thinkgraph export-test``, offline; check it.
+
+    The graph and tools are the ones the test names (``graph=``, ``tools=``, looked for
+    from ``root=`` too), never addresses read from the fixture: with `check`, a fixture
+    recorded on another graph than the test's fails the test in one line, and so does a
+    graph or tool that cannot be loaded.
+    """
+    from thinkgraph.errors import ConfigError
     from thinkgraph.testing import regress
 
     update = bool(request.config.getoption(UPDATE_OPTION))
 
     def replay(path: str | Path, /, *, check: bool = True, **options: Any) -> ReplayReport:
+        shown = _relative(Path(path))
         fixture = regress.Fixture.load(path)
-        report = regress.replay_fixture(fixture, **options)
+        if check and options.get("build_graph") is None:
+            other = regress.graph_mismatch(fixture, options.get("graph"))
+            if other:
+                pytest.fail(f"fixture {shown} {other}", pytrace=False)
+        try:
+            tools = regress.tools_for(fixture, options.pop("tools", None), options.get("root"))
+            report = regress.replay_fixture(fixture, tools=tools, **options)
+        except ConfigError as exc:
+            pytest.fail(f"replay of {shown}: {exc}", pytrace=False)
         if not check:
             return report
         problem = regress.mismatch(report, fixture.expect)
         if problem and update:
-            tools = options.get("tools")
-            given = regress.fixture_tools(fixture) if tools is None else tools
-            new = regress.updated(fixture, report, given)
+            new = regress.updated(fixture, report, tools)
             new.dump(Path(path))
             done = request.config.stash.setdefault(_UPDATED, [])
-            done.append(f"{_relative(Path(path))}: now expects {new.expect.outcome}")
+            done.append(f"{shown}: now expects {new.expect.outcome}")
         elif problem:
-            shown = _relative(Path(path))
             pytest.fail(f"replay of {shown} is not what it expects:\n{problem}", pytrace=False)
         return report
 

@@ -11,26 +11,34 @@ recorded run to the replay as its source, so the replay's own machinery serves i
 second replay. Masking changes what the recorded calls were sent (a masked value in a
 prompt), so each recorded request's digest is computed again from its masked messages:
 a replay that sends the masked prompt again is `same`.
+
+A fixture is data. The graph and tools addresses it holds say what the run was recorded
+on; nothing imports them. A replay runs on the graph and tools its caller names (the test
+`thinkgraph export-test` writes names those the operator confirmed at export), and the
+pytest plugin compares the fixture's graph with the test's, as text (`graph_mismatch`).
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thinkgraph._agent_parts import replay_drivers
+from thinkgraph._agent_parts import as_tool, replay_drivers
 from thinkgraph.agent import Agent
 from thinkgraph.errors import ConfigError
+from thinkgraph.graphs.address import normal_address
 from thinkgraph.llm.scripted import ScriptedModel
 from thinkgraph.nodes.model import request_digest, sent_messages
 from thinkgraph.result import RunResult
 from thinkgraph.runs import replay as replaying
 from thinkgraph.runs.replay import ReplayReport
 from thinkgraph.state import BaseStep, HumanStep, LLMCallStep, TaskStep, ToolCallStep, new_id
+from thinkgraph.tools import Tool
 from thinkgraph.tools.builtin import calculator
 from thinkgraph.types import StepLimits
 from thinkgraph.views.diff import node_visits
@@ -44,8 +52,11 @@ __all__ = [
     "areplay_fixture",
     "expectation_of",
     "fixture_of",
+    "graph_mismatch",
+    "load_tools",
     "mismatch",
     "replay_fixture",
+    "tools_for",
     "updated",
 ]
 
@@ -106,7 +117,8 @@ class Fixture:
 
     def dump(self, path: Path) -> None:
         """Write the fixture to `path`."""
-        path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n")
+        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n"
+        path.write_text(text, encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | Path) -> Fixture:
@@ -115,7 +127,7 @@ class Fixture:
         Raises:
             ConfigError: not a fixture this version reads.
         """
-        data = json.loads(Path(path).read_text())
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("format") != FIXTURE_FORMAT:
             raise ConfigError(
                 f"{path} is not a thinkgraph fixture ({FIXTURE_FORMAT}); "
@@ -177,8 +189,9 @@ def fixture_of(
     Args:
         source: the run, as read from its store.
         tools: the run's tools (their `sensitive` names; the run's record knows them too).
-        graph: the run's graph address (module:function), None for ours.
-        tool_addresses: where the tools are (module:attr), for the test to load them.
+        graph: the run's graph address (module:function, or a file path as the test holds
+            it), None for ours. Recorded as data: a replay never imports it.
+        tool_addresses: where the tools are (module:attr), recorded as data too.
         limits: the run's limits.
     """
     redactor = Redactor(source.chain, tool_map(tools), mask_unknown=True)  # as the views
@@ -223,29 +236,107 @@ def updated(fixture: Fixture, report: ReplayReport, tools: Sequence[Any]) -> Fix
                    fixture.limits)  # fmt: skip
 
 
-def load_address(address: str) -> Any:
-    """What `module:attr` names (a tool, a list of tools, a graph builder)."""
-    module, _, attr = address.partition(":")
-    if not module or not attr:
-        raise ConfigError(f"{address!r} is not an address; write module:attr")
-    if module.endswith(".py"):
-        raise ConfigError(f"{address!r}: give a module path (pkg.mod:attr), not a file")
-    value = importlib.import_module(module)
+def _on_path(root: str | Path | None) -> Path | None:
+    """`root`, resolved and put first on sys.path (as the CLI puts its working folder)."""
+    if root is None:
+        return None
+    folder = Path(root).resolve()
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    return folder
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def load_address(address: str, root: str | Path | None = None) -> Any:
+    """What ``module:attr`` names (a tool or a list of tools), imported now.
+
+    Args:
+        address: ``module.sub:attr``.
+        root: a folder the module may be in (put first on sys.path).
+
+    Raises:
+        ConfigError: one line: a malformed address, a module not found (naming where it
+            was looked for and what to do), a module that fails to import, no such
+            attribute.
+    """
+    module_name, _, attr = address.partition(":")
+    if not module_name or not attr or module_name.endswith(".py"):
+        raise ConfigError(f"tools {address!r}: write module:attr (pkg.mod:attr)")
+    folder = _on_path(root)
+    try:
+        value = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+            raise ConfigError(f"tools {address!r}: importing failed ({_first_line(exc)})") from exc
+        where = f"{folder} or sys.path" if folder is not None else "sys.path"
+        raise ConfigError(
+            f"tools {address!r}: module {module_name!r} is not found from {where}; run pytest "
+            "from the folder that holds it, or put that folder on PYTHONPATH"
+        ) from exc
+    except Exception as exc:
+        raise ConfigError(f"tools {address!r}: importing failed ({_first_line(exc)})") from exc
     for part in attr.split("."):
+        if not hasattr(value, part):
+            raise ConfigError(f"tools {address!r}: {module_name!r} has no attribute {attr!r}")
         value = getattr(value, part)
     return value
 
 
-def fixture_tools(fixture: Fixture) -> list[Any]:
-    """The tools the fixture names, imported (`calculator` is ours)."""
-    found: list[Any] = []
-    for address in fixture.tools:
-        if address == "calculator":
+def load_tools(tools: Sequence[Any], root: str | Path | None = None) -> list[Tool]:
+    """The tools `tools` gives: tools as they are, and each address (``module:attr``, or
+    ``calculator`` for ours) imported now, with module addresses looked for in `root` too.
+
+    Raises:
+        ConfigError: an address that cannot be imported (`load_address`).
+    """
+    found: list[Tool] = []
+    for item in tools:
+        if item == "calculator":
             found.append(calculator)
-            continue
-        value = load_address(address)
-        found.extend(value if isinstance(value, list | tuple) else [value])
+        elif isinstance(item, str):
+            value = load_address(item, root)
+            found.extend(
+                as_tool(v) for v in (value if isinstance(value, list | tuple) else [value])
+            )
+        else:
+            found.append(as_tool(item))
     return found
+
+
+def tools_for(
+    fixture: Fixture, tools: Sequence[Any] | None, root: str | Path | None = None
+) -> list[Tool]:
+    """The tools a replay of `fixture` runs with: `tools` (tools or addresses), loaded.
+
+    The tools addresses a fixture holds are the record's: they are never imported, so a
+    fixture that names some needs `tools` given.
+
+    Raises:
+        ConfigError: the fixture names tools and none are given; or one cannot be loaded.
+    """
+    if tools is None and fixture.tools:
+        raise ConfigError(
+            f"the run was recorded with tools {list(fixture.tools)}: pass tools= naming them "
+            "(a fixture's addresses are never imported)"
+        )
+    return load_tools(tools or (), root)
+
+
+def graph_mismatch(fixture: Fixture, graph: str | None) -> str:
+    """Why replaying `fixture` on `graph` is not replaying it on its recorded graph, in one
+    line ("" when it is): the two addresses are compared as text, and neither is imported."""
+    if (graph or None) == fixture.graph:
+        return ""
+    recorded = f"graph {fixture.graph!r}" if fixture.graph else "thinkgraph's built-in graph"
+    given = f"graph {graph!r}" if graph else "thinkgraph's built-in graph"
+    return (
+        f"was recorded on {recorded}, and the test replays it on {given}: export the run "
+        "again (thinkgraph export-test), or name its graph in the test"
+    )
 
 
 class _Source:
@@ -267,26 +358,44 @@ async def areplay_fixture(
     graph: str | None = None,
     build_graph: Callable[..., Any] | None = None,
     tools: Sequence[Any] | None = None,
+    root: str | Path | None = None,
     **agent_options: Any,
 ) -> ReplayReport:
     """Replay a fixture on today's graph, policy and tools, in memory.
 
+    Nothing the fixture holds is imported: the graph and tools a replay runs on are the
+    ones given here (a test names them as `thinkgraph export-test` wrote them).
+
     Args:
         fixture: a `Fixture` or the path of its file.
-        graph: the graph to replay on (module:function); default: the fixture's.
+        graph: the graph to replay on (``module:function`` or ``path/file.py:function``);
+            None: ours, unless the fixture was recorded on another graph (then an error).
         build_graph: a graph builder, instead of an address.
-        tools: the tools; default: those the fixture names.
+        tools: the tools, or their addresses (``module:attr``, ``calculator``); needed when
+            the fixture was recorded with tools.
+        root: the folder a relative graph file path starts from and module addresses are
+            looked for in too (default: the working folder and sys.path).
         **agent_options: more for `Agent` (a `policy`, `validators`, ...).
+
+    Raises:
+        ConfigError: the fixture was recorded on a graph or with tools and none is given,
+            or a graph or tool that cannot be loaded (one line each).
     """
     if not isinstance(fixture, Fixture):
         fixture = Fixture.load(fixture)
-    given = list(tools) if tools is not None else fixture_tools(fixture)
+    given = tools_for(fixture, tools, root)
     limits = StepLimits(**fixture.limits) if fixture.limits else None
     options: dict[str, Any] = {"approve": list(fixture.approve) or None, **agent_options}
-    if build_graph is None:
-        options.setdefault("graph", graph or fixture.graph)
-    else:
+    if build_graph is not None:
         options["build_graph"] = build_graph
+    elif graph is not None:
+        _on_path(root)
+        options["graph"] = normal_address(graph, base=None if root is None else Path(root))
+    elif fixture.graph is not None:
+        raise ConfigError(
+            f"the run was recorded on graph {fixture.graph!r}: pass graph= naming it "
+            "(a fixture's addresses are never imported)"
+        )
     # The model is never called: every reply is served from the record.
     agent = Agent(ScriptedModel([]), given, store="memory://", limits=limits, **options)
     with agent:
