@@ -74,8 +74,9 @@ def _paused(thread_id: str) -> str:
     tools = [sample_tools.send_email]
     with Agent(ScriptedModel(REPLIES), tools, store=POSTGRES_URL, graph=REFLECT) as custom:
         paused = custom.run("email the ceo", thread_id=thread_id)
-    assert paused.status == "paused"
-    return paused.pending[0].call_id
+    call = paused.pending[0].call_id
+    assert paused.status == "paused" and call is not None
+    return call
 
 
 def _status(thread_id: str) -> str:
