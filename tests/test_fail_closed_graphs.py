@@ -372,10 +372,15 @@ def test_a_trusted_list_that_does_not_name_the_recorded_address_trusts_nothing_e
 def test_naming_a_graph_never_imports_the_address_the_store_names(runs: Store) -> None:
     # Whether the run then goes on on the named graph or is refused, the recorded address
     # is not imported.
-    tamper(runs, runs.marker.file_address, "t1")
+    tamper(runs, runs.marker.file_address, "t1", "done")
     done = thinkgraph(*_continuing(runs, "approve"), "--graph", REFLECT, marker=runs.marker)
     nothing_ran(runs.marker, done)
     assert done.returncode in (0, 2), done.stdout + done.stderr
+    # A replay on a graph named for it runs on that graph (and only imports that one).
+    replayed = thinkgraph(*_continuing(runs, "replay"), "--graph", REFLECT, marker=runs.marker)
+    nothing_ran(runs.marker, replayed)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "replay replay-done of done: same" in replayed.stdout
 
 
 def test_a_run_on_a_graph_nobody_named_here_is_refused_until_it_is_trusted(runs: Store) -> None:
