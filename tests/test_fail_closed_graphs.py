@@ -123,7 +123,9 @@ def make_runs(folder: Path) -> Store:
         assert at_break.status == "paused" and at_break.pending[0].kind == "breakpoint"
     with Agent(ScriptedModel(REPLIES), tools, store=url) as ours:
         assert ours.run("email the ceo", thread_id="ours").status == "paused"
-    return Store(url, marker, script, paused.pending[0].call_id, first)
+    call = paused.pending[0].call_id
+    assert call is not None
+    return Store(url, marker, script, call, first)
 
 
 def tamper(store: Store, address: str, *threads_: str) -> None:
@@ -237,19 +239,22 @@ def test_reading_a_run_whose_graph_address_was_tampered_imports_nothing(
 
 @pytest.mark.parametrize("thread", ["mod", "rel"])
 @pytest.mark.parametrize(
-    "args",
-    [["show"], ["pending"], ["history"], ["draw", "-f", "ascii", "--thread"]],
+    ("args", "shown"),
+    [
+        (["show"], "status: paused"),
+        (["pending"], "waiting for approval of 1 call"),
+        (["history"], " think "),
+        (["draw", "-f", "ascii", "--thread"], "reflect"),
+    ],
     ids=["show", "pending", "history", "draw"],
 )
 def test_reading_a_run_retargeted_to_a_module_or_a_relative_path_imports_nothing(
-    store: Store, args: list[str], thread: str
+    store: Store, args: list[str], shown: str, thread: str
 ) -> None:
     done = thinkgraph(*args, thread, "--store", store.url, marker=store.marker)
     nothing_ran(store.marker, done)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert ("reflect" if args[0] == "draw" else "think" if args[0] == "history" else "paused") in (
-        done.stdout
-    )
+    assert shown in done.stdout, done.stdout
 
 
 def test_a_run_at_a_breakpoint_reads_as_paused_there_without_importing(store: Store) -> None:
@@ -352,9 +357,11 @@ def test_continuing_a_run_of_our_graph_retargeted_is_refused(runs: Store) -> Non
     _refused_untouched(runs, args, runs.marker.file_address)
 
 
-def test_the_store_cannot_trust_its_own_address_through_the_operators_env(runs: Store) -> None:
-    # THINKGRAPH_GRAPHS trusts what it lists, not what the store says: a listed graph does
-    # not make another address trusted.
+def test_a_trusted_list_that_does_not_name_the_recorded_address_trusts_nothing_else(
+    runs: Store,
+) -> None:
+    # THINKGRAPH_GRAPHS trusts what it lists, not what the store says: the run's real graph
+    # listed there does not make the address the store now names trusted.
     tamper(runs, runs.marker.file_address, "t1")
     _refused_untouched(
         runs, _continuing(runs, "approve"), runs.marker.file_address,
@@ -365,10 +372,15 @@ def test_the_store_cannot_trust_its_own_address_through_the_operators_env(runs: 
 def test_naming_a_graph_never_imports_the_address_the_store_names(runs: Store) -> None:
     # Whether the run then goes on on the named graph or is refused, the recorded address
     # is not imported.
-    tamper(runs, runs.marker.file_address, "t1")
+    tamper(runs, runs.marker.file_address, "t1", "done")
     done = thinkgraph(*_continuing(runs, "approve"), "--graph", REFLECT, marker=runs.marker)
     nothing_ran(runs.marker, done)
     assert done.returncode in (0, 2), done.stdout + done.stderr
+    # A replay on a graph named for it runs on that graph (and only imports that one).
+    replayed = thinkgraph(*_continuing(runs, "replay"), "--graph", REFLECT, marker=runs.marker)
+    nothing_ran(runs.marker, replayed)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "replay replay-done of done: same" in replayed.stdout
 
 
 def test_a_run_on_a_graph_nobody_named_here_is_refused_until_it_is_trusted(runs: Store) -> None:
@@ -381,17 +393,16 @@ def test_a_run_on_a_graph_nobody_named_here_is_refused_until_it_is_trusted(runs:
 def test_a_run_goes_on_on_its_graph_when_the_operator_trusts_its_address(
     runs: Store, trust: str, tmp_path: Path
 ) -> None:
-    args, how = _continuing(runs, "approve"), {}
+    args, env, cwd = _continuing(runs, "approve"), {}, ROOT
     if trust == "--graph":
         args = [*args, "--graph", REFLECT]
     elif trust == "THINKGRAPH_GRAPHS":
-        how = {"env": {"THINKGRAPH_GRAPHS": f"tests.cli.sample_graphs:other,{REFLECT}"}}
+        env = {"THINKGRAPH_GRAPHS": f"tests.cli.sample_graphs:other,{REFLECT}"}
     else:
-        folder = tmp_path / "project"
-        folder.mkdir()
-        (folder / "langgraph.json").write_text(json.dumps({"graphs": {"agent": REFLECT}}))
-        how = {"cwd": folder}
-    done = thinkgraph(*args, marker=runs.marker, **how)
+        cwd = tmp_path / "project"
+        cwd.mkdir()
+        (cwd / "langgraph.json").write_text(json.dumps({"graphs": {"agent": REFLECT}}))
+    done = thinkgraph(*args, marker=runs.marker, cwd=cwd, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "answer: emailed" in done.stdout
     status, nodes = runs.status("t1")

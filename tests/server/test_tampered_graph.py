@@ -96,7 +96,8 @@ def test_a_served_tampered_run_is_read_without_importing_and_resume_is_refused(
     assert seen[-1][0] == "status" and seen[-1][1]["status"] == "paused", seen
     assert marker.ran() == [], server.output
 
-    for body in (answer, {}):  # an approval, and a bare "continue it"
+    bodies: list[dict[str, Any]] = [answer, {}]  # an approval, and a bare "continue it"
+    for body in bodies:
         refused = httpx.post(server.url + "/runs/g1/resume", json=body, headers=headers, timeout=30)
         assert 400 <= refused.status_code < 500, refused.text
         assert address in refused.json()["error"], refused.text
