@@ -137,7 +137,9 @@ def built_graph(
     return graph
 
 
-_BUILDER = "a builder is a function that takes the agent's Deps and returns an uncompiled StateGraph"
+_BUILDER = (
+    "a builder is a function that takes the agent's Deps and returns an uncompiled StateGraph"
+)
 
 
 def _builder_problem(build: Any) -> str | None:
@@ -175,7 +177,9 @@ def _is_python(target: Any) -> bool:
         return True
     if inspect.ismethod(target):
         return inspect.isfunction(target.__func__)
-    return not isinstance(target, type) and inspect.isfunction(getattr(type(target), "__call__", None))
+    # An object whose class defines `__call__` in Python (looked up on the class, as a call is).
+    call = inspect.getattr_static(type(target), "__call__", None)
+    return not isinstance(target, type) and inspect.isfunction(call)
 
 
 def _a_kind(value: Any) -> str:
