@@ -93,7 +93,7 @@ def as_tool(item: Tool | BaseTool | Callable[..., Any]) -> Tool:
 
 
 def built_graph(
-    build: GraphBuilder, deps: Deps, limits: StepLimits, *, name: str | None = None
+    build: GraphBuilder, deps: Deps, limits: StepLimits, name: str | None = None
 ) -> StateGraph[AgentState, Any, AgentState, AgentState]:
     """The graph `build` makes of `deps`, checked (`check_graph`).
 

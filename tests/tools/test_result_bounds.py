@@ -207,7 +207,9 @@ with Agent(ScriptedModel(replies), [numbers], store="memory://") as agent:
     result = agent.run("count", thread_id="t")
 took = time.perf_counter() - started
 seen = [s for s in result.chain if s.type == "observation"]
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# This process's own peak (ru_maxrss would count the parent's: it survives exec).
+peak = next(int(line.split()[1]) for line in open("/proc/self/status")
+            if line.startswith("VmHWM:"))
 print(json.dumps({"status": result.status, "seen": seen[0].text, "error": seen[0].is_error,
                   "took": took, "peak_kb": peak}))
 """
