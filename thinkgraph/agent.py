@@ -104,8 +104,9 @@ class Agent:
         self._build = build_graph
         metadata = graph_metadata(metadata, self.graph_address)
         # A user's graph is built and checked now, so a broken one fails where it is given
-        # (ours is checked by build_react_graph, on first use).
-        self._builder = build_graph and built_graph(build_graph, self.deps, self.limits)
+        # (ours is checked by build_react_graph, on first use); errors name its address.
+        built = build_graph and built_graph(build_graph, self.deps, self.limits, self.graph_address)
+        self._builder = built
         self.breakpoints = as_breakpoints(
             breakpoints, self._builder.nodes if self._builder else REACT_NODES
         )

@@ -13,8 +13,6 @@ from thinkgraph.cli._options import StoreOpt
 
 __all__ = ["human_size", "prune", "report_table"]
 
-DURATION_ERROR = "--older-than takes a number and a unit, e.g. 30d or 12h"
-
 
 @app.command(rich_help_panel="Inspect")
 def prune(
@@ -66,9 +64,9 @@ def prune(
     age = None
     if older_than is not None:
         try:
-            age = parse_duration(older_than)
-        except PruneError:
-            fail(DURATION_ERROR)
+            age = parse_duration(older_than, name="--older-than")
+        except PruneError as exc:
+            fail(str(exc))
     url = existing_store(store)
 
     def go() -> None:

@@ -45,7 +45,14 @@ from typing import Any, Literal, Protocol
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
 from thinkgraph.errors import StorageError, ThinkgraphError, ThreadBusyError
@@ -56,6 +63,7 @@ from thinkgraph.storage.sqlite import LATEST_THREADS_SQL, CompactSqliteSaver
 __all__ = [
     "DURATION_HELP",
     "FINISHED",
+    "MAX_AGE",
     "PruneError",
     "PruneReport",
     "Retention",
@@ -72,6 +80,11 @@ FINISHED = frozenset({"done", "failed"})
 DURATION_HELP = "takes a number and a unit, e.g. 30d or 12h"
 """What a duration looks like, for the one-line error of a bad one."""
 
+MAX_AGE = timedelta(days=36500)
+"""The longest duration prune counts back (100 years): no run is older, and a longer one
+could not be counted back from today (a date before the year 1 cannot be written)."""
+_TOO_LONG = "is too long: the longest accepted is 36500d (100 years)"
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", re.IGNORECASE)
 
@@ -80,16 +93,37 @@ class PruneError(ThinkgraphError, ValueError):
     """Prune was asked for something it cannot do (no option, a bad duration)."""
 
 
-def parse_duration(text: str) -> timedelta:
+def parse_duration(text: str, *, name: str = "a duration") -> timedelta:
     """A duration written as a number and a unit: s, m, h, d or w (``30d``, ``12h``).
 
+    Args:
+        text: the duration as written.
+        name: what the error calls it ("--older-than", say).
+
     Raises:
-        PruneError: `text` is not such a duration.
+        PruneError: `text` is not such a duration, or one longer than `MAX_AGE`.
     """
     found = _DURATION.fullmatch(text)
     if found is None:
-        raise PruneError(f"a duration {DURATION_HELP}, not {text!r}")
-    return timedelta(seconds=float(found[1]) * _UNITS[found[2].lower()])
+        raise PruneError(f"{name} {DURATION_HELP}, not {text!r}")
+    seconds = float(found[1]) * _UNITS[found[2].lower()]
+    # Checked before a timedelta is made of it: a longer one overflows (or is infinite).
+    if not seconds <= MAX_AGE.total_seconds():
+        raise PruneError(f"{name} {text.strip()} {_TOO_LONG}")
+    return timedelta(seconds=seconds)
+
+
+def _check_age(age: timedelta) -> timedelta:
+    """`age` itself, when prune can count it back from today.
+
+    Raises:
+        PruneError: `age` is negative or longer than `MAX_AGE`.
+    """
+    if age < timedelta(0):
+        raise PruneError(f"a duration cannot be negative, not {age}")
+    if age > MAX_AGE:
+        raise PruneError(f"a duration of {age} {_TOO_LONG}")
+    return age
 
 
 Action = Literal["delete", "trim", "skip"]
@@ -209,10 +243,25 @@ class Retention(BaseModel):
     sweep_every: timedelta = timedelta(minutes=10)
     """How often the store is looked through for runs `older_than`."""
 
+    def __init__(self, **data: Any) -> None:
+        # One line naming the option, as every other mistake in setting up an agent is, not
+        # pydantic's report of several lines.
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise PruneError(f"Retention: {_first_error(exc)}") from None
+
     @field_validator("older_than", mode="before")
     @classmethod
     def _duration(cls, value: Any) -> Any:
         return parse_duration(value) if isinstance(value, str) else value
+
+    @field_validator("older_than", mode="after")
+    @classmethod
+    def _in_range(cls, value: Any) -> Any:
+        # Here, not when a run ends: a duration that cannot be counted back from today
+        # would fail every run as it ended, after storing it as done.
+        return value if value is None else _check_age(value)
 
     @model_validator(mode="after")
     def _something(self) -> Retention:
@@ -252,6 +301,13 @@ class Retention(BaseModel):
         if age is not None and _sweep_due(saver, self.sweep_every):
             report.runs += prune(saver, status=status, older_than=age, now=now).runs
         return report
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in error["loc"])
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
 
 
 _SWEPT: weakref.WeakKeyDictionary[BaseCheckpointSaver[Any], float] = weakref.WeakKeyDictionary()
@@ -308,7 +364,8 @@ def prune(
         The report: each run deleted, trimmed or skipped (with why), and the totals.
 
     Raises:
-        PruneError: no option says what to prune, or `keep_last` is below 1.
+        PruneError: no option says what to prune, `keep_last` is below 1, or `older_than`
+            is negative or longer than `MAX_AGE`.
         StorageError: the store is not SQLite or PostgreSQL, or cannot be written.
     """
     if keep_last is None and older_than is None and thread is None:
@@ -317,6 +374,8 @@ def prune(
         raise PruneError(
             f"keep_last must be at least 1, not {keep_last}; to delete whole runs, leave it out"
         )
+    if older_than is not None:
+        _check_age(older_than)
     tables = tables_of(saver)
     specs = dict(delta_channels) if delta_channels is not None else default_delta_channels()
     cutoff = (now or datetime.now(UTC)) - older_than if older_than is not None else None

@@ -24,6 +24,12 @@ one that ignores that for `CANCEL_GRACE_S` is abandoned (closed where it waits, 
 never resumes). An async tool that blocks the event loop cannot be stopped while it
 blocks; what it returns after its deadline is discarded and recorded as a timeout.
 
+What a tool returns is made JSON (`thinkgraph.tools.result_json`) within the attempt:
+in the worker thread and under the deadline of a sync tool, off the event loop under the
+deadline of an async one. A result too large is cut with a note; an iterator that had not
+ended within a result's bounds fails the call (never retried); one read past the deadline
+is a timeout.
+
 A tool may return a `ToolOutput` to record model usage or a sub-agent's chain beside the
 value the model sees; the runner moves those into the `ToolResultStep`. While a tool runs,
 `current_registry()` is the registry it was called from, so a delegating tool knows which
@@ -42,7 +48,6 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core import to_jsonable_python
 
 from thinkgraph import tracing
 from thinkgraph.state import ToolCall, ToolResultStep
@@ -51,6 +56,7 @@ from thinkgraph.tools.base import Tool, ToolContext
 from thinkgraph.tools.guard import stand_in
 from thinkgraph.tools.output import ToolOutput
 from thinkgraph.tools.registry import ToolRegistry, calling_registry
+from thinkgraph.tools.result_json import ResultLate, ResultRefused, to_json
 
 __all__ = ["aexecute_call", "execute_call", "validate_args"]
 
@@ -212,6 +218,9 @@ class _Tries:
         """How many times the tool has been started."""
         self.error: Exception | None = None
         self.timed_out: ToolResultStep | None = None
+        self.refused = False
+        """Whether the tool's result could not be kept (never retried: the same tool
+        returns the same kind of value)."""
 
     @classmethod
     def prepare(
@@ -232,7 +241,9 @@ class _Tries:
         """
         for attempt in range(1, max(self.tool.retries, 0) + 2):
             pause = 0.0 if attempt == 1 else _backoff(self.tool, attempt)
-            if self.timed_out is not None or (attempt > 1 and not self.clock.fits(pause)):
+            if self.timed_out is not None or self.refused:
+                return
+            if attempt > 1 and not self.clock.fits(pause):
                 return
             self.attempt = attempt
             yield pause
@@ -260,6 +271,7 @@ class _Tries:
             )
         else:
             self.error = exc
+            self.refused = isinstance(exc, ResultRefused)
 
     def succeeded(self, output: Any) -> ToolResultStep:
         """The result of the attempt that returned `output`."""
@@ -269,7 +281,8 @@ class _Tries:
         """The outcome once no attempt succeeded: the timeout, or the last exception."""
         if self.timed_out is not None:
             return self.timed_out
-        error = _describe(self.error)
+        refused = f"tool {self.tool.name!r} {self.error}"
+        error = refused if self.refused else _describe(self.error)
         return _failed(self.call, self.ctx, self.started, "exception", error, self.attempt)
 
 
@@ -288,14 +301,15 @@ def _raise_if_late(ctx: ToolContext) -> None:
 
 
 def _invoke(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float | None) -> Any:
+    """The tool's result, converted (`_converted`) within the attempt's time."""
     if limit is None:
-        return tool.run(args, ctx)  # no deadline: no thread hop either
+        return _converted(tool.run(args, ctx), ctx)  # no deadline: no thread hop either
     ctx = _with_deadline(ctx, limit)
     if tool.is_async:
         # On its own loop in the worker, under the same deadline: cancelled, not orphaned.
         future = submit_to_worker(_run_until, tool, args, ctx, limit)
     else:
-        future = submit_to_worker(tool.run, args, ctx)
+        future = submit_to_worker(_run_converted, tool, args, ctx)
     try:
         try:
             return future.result(timeout=limit)
@@ -312,13 +326,48 @@ def _invoke(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float | None) 
         raise
 
 
+def _run_converted(tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
+    return _converted(tool.run(args, ctx), ctx)
+
+
+def _converted(output: Any, ctx: ToolContext) -> Any:
+    """What the tool returned, as JSON within a result's bounds and the attempt's deadline
+    (see `thinkgraph.tools.result_json`); a `ToolOutput` keeps its other fields.
+
+    Here, where the tool ran (its worker thread, under its deadline), not after the caller
+    stopped waiting: an endless iterator is then refused (`ResultRefused`) or stopped at
+    the deadline (`_TimedOut`), never read without end.
+    """
+    try:
+        if isinstance(output, ToolOutput):
+            value = to_json(output.value, deadline=ctx.deadline)
+            usage = to_json(dict(output.usage), deadline=ctx.deadline) if output.usage else None
+            return dataclasses.replace(output, value=value, usage=usage)
+        return to_json(output, deadline=ctx.deadline)
+    except ResultLate:
+        raise _TimedOut from None
+
+
+async def _aconverted(output: Any, ctx: ToolContext) -> Any:
+    """`_converted` from async code: off the event loop (reading a generator may take up
+    to the deadline), waited for no longer than the deadline."""
+    if output is None or type(output) in (str, int, float, bool) or ctx.deadline is None:
+        return _converted(output, ctx)  # nothing to walk, or no deadline to keep
+    converting = asyncio.wrap_future(submit_to_worker(_converted, output, ctx))
+    done, _ = await asyncio.wait({converting}, timeout=max(ctx.deadline - time.monotonic(), 0))
+    if not done:
+        converting.add_done_callback(_forget)  # it stops at the deadline on its own
+        raise _TimedOut
+    return converting.result()
+
+
 def _run_until(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float) -> Any:
     return asyncio.run(_ainvoke(tool, args, ctx, limit))
 
 
 async def _ainvoke(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float | None) -> Any:
     if limit is None:
-        return await tool.arun(args, ctx)
+        return _converted(await tool.arun(args, ctx), ctx)
     if ctx.deadline is None:
         ctx = _with_deadline(ctx, limit)
     # A task of its own, waited for with `asyncio.wait`: waiting ends at the deadline even
@@ -339,10 +388,11 @@ async def _ainvoke(tool: Tool, args: BaseModel, ctx: ToolContext, limit: float |
         _forget(running)
         raise _TimedOut(late=True)
     try:
-        return running.result()
+        output = running.result()
     except Exception:
         _raise_if_late(ctx)
         raise
+    return await _aconverted(output, ctx)
 
 
 async def _stop(tool: Tool, running: asyncio.Future[Any]) -> None:
@@ -499,26 +549,13 @@ def _describe(exc: Exception | None) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
-def _json_safe(value: Any) -> Any:
-    if value is None or type(value) in (str, int, bool):
-        return value
-    try:
-        return to_jsonable_python(value, fallback=repr, inf_nan_mode="null", bytes_mode="base64")
-    except Exception:
-        pass
-    try:
-        return repr(value)
-    except Exception:  # nested too deeply even to print (RecursionError), or a broken __repr__
-        return f"<a {type(value).__name__} that cannot be shown>"
-
-
 def _succeeded(
     call: ToolCall, ctx: ToolContext, started: float, output: Any, attempts: int
 ) -> ToolResultStep:
     extra: dict[str, Any] = {}
     if isinstance(output, ToolOutput):
         extra = {
-            "usage": _json_safe(dict(output.usage)) if output.usage else None,
+            "usage": output.usage or None,
             "child_thread_id": output.child_thread_id,
             "child_chain": output.child_chain,
         }
@@ -527,7 +564,7 @@ def _succeeded(
         call_id=call.id,
         tool=call.name,
         ok=True,
-        output=_json_safe(output),
+        output=output,
         duration_s=time.perf_counter() - started,
         attempts=attempts,
         idempotency_key=ctx.idempotency_key,
