@@ -157,6 +157,17 @@ def test_a_run_on_its_own_graph_exports_with_it(store_url: str, tmp_path: Path) 
         ["export-test", thread, "-o", str(tmp_path), "--store", store_url,
          "--tools", "tests.regress_support.sample:tools", "--name", "reflect"],
     )  # fmt: skip
+    # The run's graph is not trusted here: the test is written, unchecked, on no graph.
+    assert out.exit_code == 0, out.output
+    assert f"not trusted here (nothing was imported); export again with --graph {REFLECT}" in (
+        out.output
+    )
+    assert Fixture.load(tmp_path / "reflect.json").graph is None
+    out = runner.invoke(
+        app,
+        ["export-test", thread, "-o", str(tmp_path), "--store", store_url, "--force",
+         "--tools", "tests.regress_support.sample:tools", "--name", "reflect", "--graph", REFLECT],
+    )  # fmt: skip
     assert out.exit_code == 0, out.output
     fixture = Fixture.load(tmp_path / "reflect.json")
     assert fixture.graph == REFLECT

@@ -217,7 +217,7 @@ def test_the_generated_test_finds_its_graph_and_tools_from_any_folder(
 ) -> None:
     run(proj, "reflected", "add 2 and 40", replies(tmp_path / "unused"),
         "--graph", "graphs/reflect.py:build")  # fmt: skip
-    exported = export(proj, "reflected")
+    exported = export(proj, "reflected", "--graph", "graphs/reflect.py:build")
     assert exported.returncode == 0, exported.stdout + exported.stderr
     test = proj / "tests" / "regress" / "test_reflected.py"
     assert str(proj) not in test.read_text()  # the project can move: paths are relative

@@ -242,8 +242,9 @@ def test_a_stopped_replay_is_listed_as_a_replay_and_pruned_like_a_finished_run(
     script = tmp_path / "more.json"
     script.write_text('["Final Answer: 1"]')
     resumed = runner.invoke(
-        app, ["resume", "replay-src-2", "--script", str(script), "--store", sqlite_url]
-    )
+        app, ["resume", "replay-src-2", "--script", str(script), "--store", sqlite_url,
+              "--graph", OBSERVE_TO_FINALIZE],
+    )  # fmt: skip
     assert resumed.exit_code == 2 and "is a replay of 'src'" in resumed.output
     pruned = runner.invoke(app, ["prune", "--thread", "replay-src-2", "--store", sqlite_url])
     assert pruned.exit_code == 0, pruned.output

@@ -106,7 +106,7 @@ def test_a_graph_builder_that_copies_the_agents_parts_cannot_make_a_replay_run_a
     assert done.returncode == 0, done.stderr
     assert world.sent() == ["note standup at 10"]
 
-    replayed = world.cli("replay", "C1", *args)
+    replayed = world.cli("replay", "C1", *args, *graph)  # the graph the operator names
 
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert world.sent() == ["note standup at 10"]  # the tool did not run again

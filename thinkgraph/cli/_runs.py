@@ -40,6 +40,7 @@ __all__ = [
     "run_graph",
     "stopped_runs",
     "stored_thread",
+    "untrusted_graph",
 ]
 
 
@@ -105,6 +106,19 @@ def read_graph(store: str, thread: str, given: str | None) -> None:
             f"--graph {given} is not the graph thread {thread!r} ran ({recorded}); leave out "
             "--graph: reading a run needs none"
         )
+
+
+def untrusted_graph(store: str, thread: str) -> str | None:
+    """The address the run under `thread` records when the operator does not trust it
+    (`check_trusted`), else None; nothing is imported."""
+    _url, recorded = _recorded(store, thread)
+    if recorded is None:
+        return None
+    try:
+        check_trusted(recorded, thread)
+    except GraphAddressError:
+        return recorded
+    return None
 
 
 def run_graph(store: str, thread: str, given: str | None) -> str | None:

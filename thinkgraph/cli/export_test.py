@@ -19,7 +19,7 @@ import typer
 
 from thinkgraph.cli._app import app, existing_store, fail, guarded, load_tool
 from thinkgraph.cli._options import ReadToolsOpt, StoreOpt
-from thinkgraph.cli._runs import new_graph, run_graph
+from thinkgraph.cli._runs import new_graph, run_graph, untrusted_graph
 
 __all__ = ["export_test"]
 
@@ -76,7 +76,13 @@ def export_test(
             fail(f"--tools {exc}")
     loaded = [t for spec in tools or [] for t in load_tool(spec)]
     url = existing_store(store)
-    address = new_graph(graph) if graph is not None else run_graph(url, run, None)
+    # The run's recorded graph is data: it is imported (to check the test by a replay)
+    # only when the operator trusts it; else the test is written unchecked and says so.
+    untrusted = None if graph is not None else untrusted_graph(url, run)
+    if graph is not None:
+        address = new_graph(graph)
+    else:
+        address = None if untrusted is not None else run_graph(url, run, None)
     root = Path.cwd()
     # As the test holds it: a graph file's path from the folder the export runs in.
     shown_graph = None if address is None else template.portable_graph(address, root)
@@ -113,6 +119,16 @@ def export_test(
         out.mkdir(parents=True, exist_ok=True)
         fixture.dump(fixture_path)
         test_path.write_text(source_code, encoding="utf-8")
+        if untrusted is not None:
+            typer.echo(f"wrote {fixture_path} ({len(source.chain)} steps, secrets masked)")
+            typer.echo(f"wrote {test_path}")
+            typer.echo(
+                f"warning: not checked: run {run!r} records graph {untrusted}, which is not "
+                f"trusted here (nothing was imported); export again with --graph {untrusted} "
+                "(or list it in THINKGRAPH_GRAPHS) for a test that replays on it",
+                err=True,
+            )
+            return
         started = time.perf_counter()
         report = replay_fixture(fixture_path, graph=address, tools=loaded)
         took = time.perf_counter() - started

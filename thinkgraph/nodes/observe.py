@@ -37,8 +37,8 @@ def _shorten(text: str, limit: int) -> tuple[str, bool]:
         return text, False
     keep = max(limit - 80, 0)
     return (
-        f"{text[:keep]}\n… [{len(text) - keep} more characters not shown; the full output "
-        "is kept in the run's chain]",
+        f"{text[:keep]}\n… [{len(text) - keep} more characters not shown; the output as "
+        "stored (within the tools' result bounds) is kept in the run's chain]",
         True,
     )
 
