@@ -24,7 +24,7 @@ from thinkgraph.graphs.address import (
     UNNAMED,
     GraphAddressError,
     check_trusted,
-    is_gone,
+    continues_on,
     langgraph_json_address,
     load_builder,
     normal_address,
@@ -84,13 +84,6 @@ def _recorded(store: str, thread: str) -> tuple[str, str | None]:
         close_checkpointer(saver)
 
 
-def _same(given: str, recorded: str) -> bool:
-    try:
-        return normal_address(given) == normal_address(recorded)
-    except GraphAddressError:
-        return False
-
-
 def read_graph(store: str, thread: str, given: str | None) -> None:
     """Check `--graph` of a command that only reads the run under `thread`, importing nothing.
 
@@ -101,7 +94,7 @@ def read_graph(store: str, thread: str, given: str | None) -> None:
     if given is None:
         return
     _url, recorded = _recorded(store, thread)
-    if recorded is not None and not _same(given, recorded) and not is_gone(recorded):
+    if recorded is not None and not continues_on(recorded, given):
         fail(
             f"--graph {given} is not the graph thread {thread!r} ran ({recorded}); leave out "
             "--graph: reading a run needs none"
@@ -148,7 +141,7 @@ def run_graph(store: str, thread: str, given: str | None) -> str | None:
             )
         return _importable(str(given))
     if given is not None:
-        if not _same(given, recorded) and not is_gone(recorded):
+        if not continues_on(recorded, given):
             fail(
                 f"--graph {given} is not the graph thread {thread!r} ran ({recorded}); pass "
                 f"--graph {recorded} to continue it on its own graph"

@@ -63,8 +63,10 @@ __all__ = [
     "arecorded_address",
     "check_continues_on_its_graph",
     "check_trusted",
+    "continues_on",
     "graph_metadata",
     "graph_source",
+    "is_file_address",
     "is_gone",
     "langgraph_json_address",
     "load_builder",
@@ -105,7 +107,8 @@ def _split(address: str) -> tuple[str, str]:
     return where, attr
 
 
-def _is_file(where: str) -> bool:
+def is_file_address(where: str) -> bool:
+    """Whether the part of an address before its ``:`` is a file path (else a module)."""
     return where.endswith(".py") or "/" in where or "\\" in where
 
 
@@ -144,7 +147,7 @@ def _module_from_file(address: str, where: str, base: Path | None) -> ModuleType
 
 
 def _module(address: str, where: str, base: Path | None) -> ModuleType:
-    if _is_file(where):
+    if is_file_address(where):
         return _module_from_file(address, where, base)
     try:
         return importlib.import_module(where)
@@ -163,7 +166,7 @@ def normal_address(address: str, *, base: Path | None = None) -> str:
     """The address as a run records it: a file path made absolute (from `base`, default
     the current folder), so it names the same file from wherever the run is continued."""
     where, attr = _split(address)
-    if not _is_file(where) or where == UNNAMED:
+    if not is_file_address(where) or where == UNNAMED:
         return f"{where}:{attr}"
     return f"{((base or Path.cwd()) / Path(where).expanduser()).resolve()}:{attr}"
 
@@ -368,7 +371,7 @@ def is_gone(address: str) -> bool:
         return True
     if where == UNNAMED:
         return True
-    if _is_file(where):
+    if is_file_address(where):
         return not Path(where).expanduser().is_file()
     locations: list[str] | None = None
     for part in where.split("."):
@@ -387,6 +390,15 @@ def is_gone(address: str) -> bool:
             return True
         locations = list(getattr(spec, "submodule_search_locations", None) or [])
     return False
+
+
+def continues_on(recorded: str, given: str) -> bool:
+    """Whether a run that recorded graph `recorded` may go on on graph `given`, decided
+    without importing either: the same address as text (a file path made absolute), or
+    the recorded one names nothing any more (`is_gone`: the builder moved, and `given`
+    says where to)."""
+    normal = _normal_or_none(given)
+    return (normal is not None and normal == _normal_or_none(recorded)) or is_gone(recorded)
 
 
 def _latest(thread_id: str) -> dict[str, Any]:
@@ -417,8 +429,7 @@ def check_continues_on_its_graph(thread_id: str, recorded: str | None, mine: str
     """
     if recorded == mine:
         return
-    same = recorded and mine and _normal_or_none(recorded) == _normal_or_none(mine)
-    if same or (recorded and mine and is_gone(recorded)):
+    if recorded and mine and continues_on(recorded, mine):
         return
     ran = recorded or "thinkgraph's built-in graph"
     how = f"--graph {recorded}" if recorded else "no --graph"

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from thinkgraph.errors import ConfigError
+from thinkgraph.graphs.address import is_file_address
 
 __all__ = [
     "TEMPLATE",
@@ -138,7 +139,7 @@ def portable_graph(address: str, root: Path) -> str:
     """A graph address as a test holds it: a file path relative to `root` (the folder
     the export ran in) when it can be, with ``/``; a module address as it is."""
     where, _, attr = address.rpartition(":")
-    if not (where.endswith(".py") or "/" in where or "\\" in where):
+    if not is_file_address(where):
         return address
     path = Path(where)
     try:
