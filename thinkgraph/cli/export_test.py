@@ -105,8 +105,9 @@ def export_test(
 
     def go() -> None:
         with Agent(ScriptedModel([]), loaded, store=url, graph=address) as agent:
-            source = agent.result(run)
-            limits: Any = agent.reader.snapshot(run).values.get("limits")
+            snapshot = agent.reader.snapshot(run)  # read once: the result and its limits
+            source = agent.reader.result_of(run, snapshot)
+            limits: Any = snapshot.values.get("limits")
         if source.status != "done":
             fail(f"run {run!r} is {source.status}: export a finished run (resume it first)")
         fixture = fixture_of(

@@ -185,17 +185,13 @@ class RunReader:
         Raises:
             ThreadNotFoundError: no run is stored under `thread_id`.
         """
-        config = _config(thread_id)
-        if self._graph is not None:
-            snapshot = await self._graph.aget_state(config)
-            if address_in(snapshot.metadata) == self._address:
-                if not _exists(snapshot):
-                    raise no_run(thread_id)
-                return snapshot
+        # The latest checkpoint, its chain left packed, says which graph reads the run, so
+        # the chain is rebuilt once, by that graph. A run killed right after its input was
+        # saved has a checkpoint but no values yet: it exists (and resumes).
         found = await self.latest_tuple(thread_id)
         if found is None:
             raise no_run(thread_id)
-        return await self._graph_for(found).aget_state(config)
+        return await self._graph_for(found).aget_state(_config(thread_id))
 
     snapshot = sync_method(asnapshot)
 
@@ -395,12 +391,6 @@ def no_run(thread_id: str) -> ThreadNotFoundError:
         f"no run is stored under thread {thread_id!r}; list runs with `thinkgraph runs` "
         "or check --store"
     )
-
-
-def _exists(snapshot: StateSnapshot) -> bool:
-    # A run killed right after its input was saved has a checkpoint but no values yet; it
-    # exists (and resumes), so existence is "has a checkpoint", not "has values".
-    return bool(snapshot.values) or snapshot.created_at is not None
 
 
 def _config(thread_id: str) -> RunnableConfig:

@@ -650,12 +650,14 @@ async def areplay(
             f"thread {new_thread_id!r} already holds a run; give the replay another thread, "
             "or leave it out for a fresh one"
         )
-    source = await source_driver.reader.aresult(thread_id)
+    # One read of the source: its result, and the limits it was made with.
+    snapshot = await source_driver.reader.asnapshot(thread_id)
+    source = source_driver.reader.result_of(thread_id, snapshot)
     task = next((s for s in source.chain if isinstance(s, TaskStep)), None)
     if task is None:
         raise ConfigError(f"run {thread_id!r} has no task step to replay")
     if limits is None:
-        stored = (await source_driver.reader.latest(thread_id)).values.get("limits")
+        stored = snapshot.values.get("limits")
         limits = stored if isinstance(stored, StepLimits) else None
     target = new_thread_id or await fresh_replay_thread(store, thread_id)
     model = ReplayModel(
