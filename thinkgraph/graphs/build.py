@@ -304,7 +304,7 @@ class ReasoningGraph:
 
         def make(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
             if not guards:
-                return _named(getattr(router, "__name__", "route"), declared)
+                return declared
             stops = frozenset(label for label in labels if self._stops(path[label]))
             return _with_guards(declared, stops)
 

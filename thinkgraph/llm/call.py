@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from thinkgraph import tracing
 from thinkgraph.llm._spans import llm_result, model_attributes, reply_attributes, start_model_run
@@ -26,7 +26,7 @@ from thinkgraph.llm.base import (
 )
 from thinkgraph.state import Counters, LLMCallStep
 
-__all__ = ["ModelCall", "acomplete", "call_model", "count_usage"]
+__all__ = ["ModelCall", "Usage", "acomplete", "call_model", "count_usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,18 @@ async def call_model(
     return ModelCall(step, reply, None, elapsed)
 
 
-def count_usage(counters: Counters, reply: ModelReply | None, elapsed: float) -> Counters:
+class Usage(Protocol):
+    """What a call used: a model's reply, or the ``llm_call`` step that records one."""
+
+    @property
+    def prompt_tokens(self) -> int | None: ...
+    @property
+    def completion_tokens(self) -> int | None: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+
+
+def count_usage(counters: Counters, reply: Usage | None, elapsed: float) -> Counters:
     """Counters after one model call (reply None when the call failed).
 
     Nodes of yours that call a model should count the call here: it then counts in the

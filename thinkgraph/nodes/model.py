@@ -199,7 +199,7 @@ def counted_update(before: Counters, update: dict[str, Any]) -> dict[str, Any]:
     # Those the node counted (think, finalize, a node returning ask_model's counters) are
     # not counted again.
     for call in calls[-missing:] if missing > 0 else ():
-        counters = _count_step(counters, call)
+        counters = count_usage(counters, call if call.error is None else None, call.latency_s)
     failed = any(isinstance(s, ErrorStep) and s.kind == "model" for s in steps)
     uncounted = counters.consecutive_failures <= before.consecutive_failures
     if failed and uncounted and "run" not in update:
@@ -208,21 +208,6 @@ def counted_update(before: Counters, update: dict[str, Any]) -> dict[str, Any]:
             update={"consecutive_failures": before.consecutive_failures + 1}
         )
     return update if counters is given else {**update, "counters": counters}
-
-
-def _count_step(counters: Counters, call: LLMCallStep) -> Counters:
-    update: dict[str, Any] = {
-        "model_calls": counters.model_calls + 1,
-        "elapsed_s": counters.elapsed_s + call.latency_s,
-        "prompt_tokens": counters.prompt_tokens + (call.prompt_tokens or 0),
-        "completion_tokens": counters.completion_tokens + (call.completion_tokens or 0),
-    }
-    if call.error is None:
-        if call.cost_usd is None:
-            update["cost_known"] = False
-        else:
-            update["cost_usd"] = counters.cost_usd + call.cost_usd
-    return counters.model_copy(update=update)
 
 
 def ask_model_sync(

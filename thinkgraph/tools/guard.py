@@ -52,8 +52,8 @@ def active_guard() -> ToolGuard | None:
     config = var_child_runnable_config.get()
     if not config:
         return None
-    guard = (config.get("configurable") or {}).get(GUARD_KEY)
-    return guard if guard is not None else None
+    guard: ToolGuard | None = (config.get("configurable") or {}).get(GUARD_KEY)
+    return guard
 
 
 def stand_in(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolResultStep | None:
