@@ -10,7 +10,6 @@ a note saying so; one nested too deep is cut where it gets too deep.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import dataclasses
 import itertools
@@ -19,7 +18,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -27,22 +26,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from thinkgraph.state import ToolCall, ToolResultStep
-from thinkgraph.tools import ToolContext, ToolRegistry, aexecute_call, execute_call, tool
+from tests.tools.conftest import Runner
+from thinkgraph.state import ToolCall
+from thinkgraph.tools import ToolRegistry, tool
 from thinkgraph.tools.result_json import MAX_RESULT_CHARS, MAX_RESULT_VALUES, to_json
 from thinkgraph.values import MAX_DEPTH
 
 ROOT = Path(__file__).resolve().parents[2]
-CTX = ToolContext.for_call("thread-1", 2, "call-1")
-
-Runner = Callable[[ToolRegistry, ToolCall], ToolResultStep]
-
-
-@pytest.fixture(params=["sync", "async"])
-def run_call(request: pytest.FixtureRequest) -> Runner:
-    if request.param == "sync":
-        return lambda registry, call: execute_call(registry, call, CTX)
-    return lambda registry, call: asyncio.run(aexecute_call(registry, call, CTX))
 
 
 def _call(name: str) -> ToolCall:

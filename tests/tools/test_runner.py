@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
+from tests.tools.conftest import CTX, Runner
 from thinkgraph.state import ToolCall, ToolResultStep
 from thinkgraph.tools import (
     Tool,
@@ -26,18 +28,7 @@ class NoArgs(BaseModel):
     """Arguments of a tool without parameters."""
 
 
-CTX = ToolContext.for_call("thread-1", 2, "call-1")
 REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="none")
-
-Runner = Callable[[ToolRegistry, ToolCall], ToolResultStep]
-
-
-@pytest.fixture(params=["sync", "async"])
-def run_call(request: pytest.FixtureRequest) -> Runner:
-    """The same contract holds for execute_call and aexecute_call."""
-    if request.param == "sync":
-        return lambda registry, call: execute_call(registry, call, CTX)
-    return lambda registry, call: asyncio.run(aexecute_call(registry, call, CTX))
 
 
 @pytest.fixture
@@ -83,7 +74,19 @@ def test_success_records_output_and_the_call(run_call: Runner) -> None:
     assert (result.error, result.error_kind) == (None, None)
     assert (result.call_id, result.tool, result.attempts) == ("call-1", "add", 1)
     assert result.idempotency_key == "thread-1:2:call-1"
-    assert result.duration_s >= 0
+
+
+@tool
+def nap(seconds: float) -> str:
+    """Sleep, then say so."""
+    time.sleep(seconds)
+    return "rested"
+
+
+def test_the_duration_is_the_calls_own_time(run_call: Runner) -> None:
+    result = run_call(ToolRegistry([nap]), call("nap", {"seconds": 0.2}))
+    assert result.ok and result.output == "rested"
+    assert 0.2 <= result.duration_s < 10  # the tool's sleep, measured; not a constant
 
 
 def test_output_is_made_json_safe(run_call: Runner) -> None:

@@ -6,7 +6,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
@@ -14,15 +13,6 @@ from tests.conftest import POSTGRES_URL
 from tests.support import worker_agent
 from thinkgraph import Agent, Approve
 from thinkgraph.worker import JobInfo, RunQueue, open_jobs, run_worker
-
-
-@pytest.fixture
-def queue() -> Iterator[str]:
-    """A queue of the test's own; its jobs are deleted afterwards (the database is shared)."""
-    name = f"q-{uuid.uuid4().hex[:10]}"
-    yield name
-    with psycopg.connect(POSTGRES_URL) as conn:
-        conn.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s", (name,))
 
 
 @pytest.fixture

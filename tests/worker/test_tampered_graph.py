@@ -14,17 +14,15 @@ import json
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from tests.cli import sample_tools
 from tests.cli.sample_graphs import REFLECT
 from tests.conftest import POSTGRES_URL
 from tests.support.tamper import Marker, metadata_of, retarget, stored
+from tests.worker.conftest import job_statuses
 from thinkgraph import Agent, Approve, ScriptedModel
 from thinkgraph.graphs.address import GRAPH_KEY
 from thinkgraph.worker import RunQueue
@@ -36,23 +34,6 @@ REPLIES = [
     'Thought: tell the ceo\nAction: send_email\nAction Input: {"to": "ceo@x.com", "body": "hi"}',
     "Thought: sent\nFinal Answer: emailed",
 ]
-
-
-@pytest.fixture
-def queue() -> Iterator[str]:
-    name = f"q-{uuid.uuid4().hex[:10]}"
-    yield name
-    with psycopg.connect(POSTGRES_URL) as conn:
-        conn.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s", (name,))
-
-
-def _job_statuses(queue: str) -> list[str]:
-    with psycopg.connect(POSTGRES_URL) as conn:
-        rows = conn.execute(
-            "SELECT status::text FROM procrastinate_jobs WHERE queue_name = %s ORDER BY id",
-            (queue,),
-        ).fetchall()
-    return [str(row[0]) for row in rows]
 
 
 def _cli(marker: Marker, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -95,7 +76,7 @@ def test_a_worker_takes_a_job_for_a_tampered_run_and_imports_nothing(
                    graph=REFLECT)  # fmt: skip
     with custom, RunQueue(custom, queue) as runs:
         runs.resume(thread_id, {call: Approve()})
-    assert _job_statuses(queue) == ["todo"]
+    assert job_statuses(queue) == ["todo"]
     address = marker.file_address if form == "file" else marker.module_address
     retarget(POSTGRES_URL, thread_id, address)
     assert {m[GRAPH_KEY] for m in metadata_of(POSTGRES_URL, thread_id)} == {address}
@@ -103,7 +84,7 @@ def test_a_worker_takes_a_job_for_a_tampered_run_and_imports_nothing(
 
     done = _cli(marker, tmp_path, "worker", "--once", "--queue", queue, "--graph", REFLECT)
     assert marker.ran() == [], done.stdout + done.stderr
-    assert _job_statuses(queue) == ["failed"], done.stdout + done.stderr
+    assert job_statuses(queue) == ["failed"], done.stdout + done.stderr
     assert stored(POSTGRES_URL, thread_id) == before
     assert _status(thread_id) == "paused"
 
@@ -122,5 +103,5 @@ def test_the_cli_queues_no_continuation_of_a_tampered_run(
     assert done.returncode == 2 and len(lines) == 1, done.stdout + done.stderr
     assert lines[0].startswith("error: ") and marker.file_address in lines[0], lines
     assert "--graph" in lines[0] and "THINKGRAPH_GRAPHS" in lines[0], lines
-    assert _job_statuses(queue) == []
+    assert job_statuses(queue) == []
     assert stored(POSTGRES_URL, thread_id) == before

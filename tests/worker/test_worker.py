@@ -43,15 +43,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def queue() -> Iterator[str]:
-    """A queue of the test's own; its jobs are deleted afterwards (the database is shared)."""
-    name = f"q-{uuid.uuid4().hex[:10]}"
-    yield name
-    with psycopg.connect(POSTGRES_URL) as conn:
-        conn.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s", (name,))
-
-
-@pytest.fixture
 def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "calls.log"
     monkeypatch.setenv("WORKER_LOG", str(path))

@@ -12,17 +12,15 @@ import json
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 from typer.testing import CliRunner
 
 from tests.cli import sample_tools
 from tests.cli.sample_graphs import REFLECT
 from tests.conftest import POSTGRES_URL
+from tests.worker.conftest import job_statuses
 from thinkgraph import Agent, Approve, ScriptedModel
 from thinkgraph.cli import app
 from thinkgraph.graphs.address import GraphAddressError
@@ -36,26 +34,9 @@ REPLIES = [
 ]
 
 
-@pytest.fixture
-def queue() -> Iterator[str]:
-    name = f"q-{uuid.uuid4().hex[:10]}"
-    yield name
-    with psycopg.connect(POSTGRES_URL) as conn:
-        conn.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s", (name,))
-
-
 def _agent(graph: str | None = None) -> Agent:
     tools = [sample_tools.send_email]
     return Agent(ScriptedModel(REPLIES), tools, store=POSTGRES_URL, graph=graph)
-
-
-def _job_statuses(queue: str) -> list[str]:
-    with psycopg.connect(POSTGRES_URL) as conn:
-        rows = conn.execute(
-            "SELECT status::text FROM procrastinate_jobs WHERE queue_name = %s ORDER BY id",
-            (queue,),
-        ).fetchall()
-    return [str(row[0]) for row in rows]
 
 
 def test_a_worker_on_another_graph_refuses_the_job_and_leaves_the_run(
@@ -75,13 +56,13 @@ def test_a_worker_on_another_graph_refuses_the_job_and_leaves_the_run(
         # A queue on our graph refuses to queue it at all.
         with RunQueue(ours, queue) as runs, pytest.raises(GraphAddressError):
             runs.resume(thread_id, decisions)
-        assert _job_statuses(queue) == []
+        assert job_statuses(queue) == []
 
         # Queued by an agent on its graph, then taken by a worker on ours: the job fails.
         with RunQueue(custom, queue) as runs:
             runs.resume(thread_id, decisions)
         run_worker(ours, queue=queue, wait=False, install_signal_handlers=False)
-        assert _job_statuses(queue) == ["failed"]
+        assert job_statuses(queue) == ["failed"]
         assert custom.checkpoint_id(thread_id) == at
         assert custom.result(thread_id).status == "paused"
 
@@ -133,7 +114,7 @@ def test_the_cli_hands_a_custom_run_only_to_workers_on_its_graph(
         approved = cli("approve", thread_id, "--enqueue", "--queue", queue)
         assert approved.returncode == 0, approved.stderr
         worker()  # on our graph: the job fails, the run waits on
-        assert _job_statuses(queue)[-1] == "failed"
+        assert job_statuses(queue)[-1] == "failed"
         assert reader.checkpoint_id(thread_id) == at
 
         assert cli("approve", thread_id, "--enqueue", "--queue", queue).returncode == 0
