@@ -650,15 +650,16 @@ async def areplay(
             f"thread {new_thread_id!r} already holds a run; give the replay another thread, "
             "or leave it out for a fresh one"
         )
-    # One read of the source: its result, and the limits it was made with.
-    snapshot = await source_driver.reader.asnapshot(thread_id)
-    source = source_driver.reader.result_of(thread_id, snapshot)
+    if limits is None:  # one read of the source: its result, and the limits it was made with
+        snapshot = await source_driver.reader.asnapshot(thread_id)
+        source = source_driver.reader.result_of(thread_id, snapshot)
+        stored = snapshot.values.get("limits")
+        limits = stored if isinstance(stored, StepLimits) else None
+    else:
+        source = await source_driver.reader.aresult(thread_id)
     task = next((s for s in source.chain if isinstance(s, TaskStep)), None)
     if task is None:
         raise ConfigError(f"run {thread_id!r} has no task step to replay")
-    if limits is None:
-        stored = snapshot.values.get("limits")
-        limits = stored if isinstance(stored, StepLimits) else None
     target = new_thread_id or await fresh_replay_thread(store, thread_id)
     model = ReplayModel(
         source.chain,
