@@ -31,6 +31,7 @@ __all__ = [
     "ResumeValueError",
     "RouteLabelError",
     "RunError",
+    "StateKeyError",
     "StorageError",
     "ThinkgraphError",
     "ThreadBusyError",
@@ -56,6 +57,11 @@ class GraphConfigError(ConfigError):
 class RouteLabelError(GraphConfigError):
     """A router returned a label its node has no route for; the run stays at its last
     checkpoint, to resume once the router or the routes are fixed."""
+
+
+class StateKeyError(GraphConfigError):
+    """A node returned a key its graph's state does not declare; the run stays at its last
+    checkpoint, to resume once the state declares the key (or the node stops returning it)."""
 
 
 class ToolDefinitionError(ConfigError):

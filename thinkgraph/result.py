@@ -43,6 +43,9 @@ class RunResult(BaseModel):
     """Steps, tokens, cost and time so far."""
     output: Any = None
     """The structured answer: the object an `output_schema` validator parsed, else None."""
+    state: dict[str, Any] = Field(default_factory=dict)
+    """The keys the run's graph declares beyond `AgentState`, as the run left them (empty
+    for our graph)."""
 
     @field_validator("chain", mode="before")
     @classmethod

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.channels import DeltaChannel
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, model_validator
@@ -25,6 +26,7 @@ from thinkgraph.types import Breakpoints, NextAction, RunStatus, StepLimits, Sto
 from thinkgraph.values import storable
 
 __all__ = [
+    "AGENT_KEYS",
     "AgentState",
     "BaseStep",
     "Counters",
@@ -47,9 +49,11 @@ __all__ = [
     "ValidationStep",
     "Verdict",
     "append_steps",
+    "is_own_key",
     "last_value",
     "new_id",
     "number_steps",
+    "own_keys",
     "running_node",
     "stamp_steps",
     "start_state",
@@ -622,3 +626,42 @@ class AgentState(TypedDict, total=False):
     """Where this run pauses for debugging."""
     replay_of: str
     """For a replay: the thread it replays (absent otherwise). A replay is not resumed."""
+
+
+AGENT_KEYS: frozenset[str] = frozenset(AgentState.__annotations__)
+"""Our channels: every key of `AgentState`. A graph's state may declare more of its own."""
+
+_DECLARED_KEY = "__thinkgraph_state_keys"
+
+
+def own_keys(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a run's state that its graph declared beyond `AgentState`, with values.
+
+    Empty for our graph. What `show`, `history`, `diff` and replay show and compare as the
+    run's own state, and what a fork may set.
+    """
+    return {key: value for key, value in values.items() if is_own_key(key)}
+
+
+def is_own_key(name: str) -> bool:
+    """Whether `name` can be a key of a graph's own state: not ours, and not shaped like
+    LangGraph's channels (``__start__``, ``branch:to:NODE``), which a checkpoint holds too."""
+    return name not in AGENT_KEYS and not name.startswith("__") and ":" not in name
+
+
+def with_declared_keys(config: RunnableConfig, keys: frozenset[str]) -> RunnableConfig:
+    """`config` telling the nodes which keys the running graph's state declares.
+
+    The driver puts them in every run's config, so every node made by
+    `thinkgraph.graphs.parts.node` refuses an update with a key that would be dropped.
+    """
+    return {**config, "configurable": {**config.get("configurable", {}), _DECLARED_KEY: keys}}
+
+
+def declared_keys() -> frozenset[str] | None:
+    """The keys the running graph's state declares, or None outside a run of the driver."""
+    config = var_child_runnable_config.get()
+    if not config:
+        return None
+    keys = (config.get("configurable") or {}).get(_DECLARED_KEY)
+    return keys if isinstance(keys, frozenset) else None

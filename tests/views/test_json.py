@@ -12,7 +12,7 @@ from thinkgraph.views import to_json, to_json_dict
 
 KEYS = [
     "format", "thread_id", "status", "stop_reason", "detail", "answer", "audience", "totals",
-    "pending", "unknown_tools", "notes", "steps",
+    "pending", "unknown_tools", "notes", "state", "steps",
 ]  # fmt: skip
 
 
@@ -21,6 +21,7 @@ def test_the_document_has_the_runs_status_and_fixed_keys() -> None:
     assert list(doc) == KEYS
     assert doc["format"] == "thinkgraph.chain/1"
     assert (doc["unknown_tools"], doc["notes"]) == ([], [])  # every called tool is known
+    assert doc["state"] == {}  # our graph declares no keys beyond ours
     assert (doc["thread_id"], doc["status"], doc["stop_reason"], doc["answer"]) == (
         "t-views", "done", "final_answer", "42",
     )  # fmt: skip

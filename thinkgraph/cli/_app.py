@@ -284,6 +284,7 @@ def report(result: Any, tools: Iterable[Any] = (), redactor: Any = None) -> None
     `redactor` is one the caller learned the run's chain with already (with `tools` and
     `mask_unknown=True`), so a long chain is not learned again.
     """
+    from thinkgraph.views._run import shown_state, state_line
     from thinkgraph.views.redact import Redactor
 
     if redactor is None:
@@ -300,6 +301,8 @@ def report(result: Any, tools: Iterable[Any] = (), redactor: Any = None) -> None
     )
     if result.detail:
         typer.echo(f"detail: {redactor.text(result.detail)}")
+    for key, value in shown_state(result.state, redactor).items():
+        typer.echo(f"state: {state_line(key, value)}")
 
 
 def guarded(fn: Callable[[], None]) -> None:

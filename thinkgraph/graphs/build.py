@@ -33,12 +33,21 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import Any, Final, Literal, TypeAlias, get_args, get_origin
+from typing import (
+    Any,
+    Final,
+    Literal,
+    TypeAlias,
+    cast,
+    get_args,
+    get_origin,
+)
 
 from langchain_core.runnables import Runnable
 from langgraph.constants import END, START
 from langgraph.graph import StateGraph
 from langgraph.types import Send
+from typing_extensions import is_typeddict
 
 from thinkgraph.errors import GraphConfigError, RouteLabelError
 from thinkgraph.graphs import parts
@@ -67,7 +76,7 @@ from thinkgraph.graphs.shape import ROUTES_ATTR, approval_tools, guarded_router
 from thinkgraph.guards import guard_label
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.gate import waiting_calls
-from thinkgraph.state import AgentState, Counters
+from thinkgraph.state import AGENT_KEYS, AgentState, Counters, is_own_key
 
 __all__ = ["GraphBuilder", "ReasoningGraph", "react_graph"]
 
@@ -75,6 +84,10 @@ GraphBuilder: TypeAlias = Callable[[Deps], StateGraph[AgentState, Any, AgentStat
 """A function that builds an uncompiled graph from the agent's parts, like
 `build_react_graph`: what ``Agent(build_graph=...)`` takes and a graph address names."""
 Graph: TypeAlias = StateGraph[AgentState, Any, Any, AgentState]
+Whole: TypeAlias = Mapping[str, Any]
+"""The whole state, as a router wrapping a user's is annotated: LangGraph gives a router
+annotated with a TypedDict only that TypedDict's keys, so one annotated `AgentState` would
+hide the keys of the graph's own state from the user's router."""
 RouterFactory: TypeAlias = Callable[[Deps, Mapping[str, str]], Callable[[AgentState], Any]]
 """Makes a node's LangGraph router from the agent's parts and its resolved path map."""
 
@@ -151,8 +164,8 @@ def _with_guards(
     is, any other yields to a tripped guard.
     """
 
-    def route(state: AgentState) -> str:
-        label = router(state)
+    def route(state: Whole) -> str:
+        label = router(state)  # type: ignore[arg-type]
         if label in stops:
             return label
         counters = state.get("counters")
@@ -190,8 +203,8 @@ def _declared(
     """`router`, refusing a label it was not given a route for: one line naming the
     router, the label and the declared ones (the run stays at its last checkpoint)."""
 
-    def route(state: AgentState) -> str:
-        label = router(state)
+    def route(state: Whole) -> str:
+        label = router(state)  # type: ignore[arg-type]
         if label not in labels:
             raise RouteLabelError(
                 f"router {_router_name(router)} of node {source!r} returned {label!r}, which "
@@ -226,11 +239,17 @@ class ReasoningGraph:
     Args:
         deps: the model, policy, tools and validators the nodes use.
         entry: the node a run starts at.
+        state: the graph's state: `AgentState`, or a TypedDict of yours that extends it
+            with keys of your own (``Annotated[type, reducer]`` where you want one). Your
+            nodes return them like ours; a key the state does not declare is an error.
     """
 
-    def __init__(self, deps: Deps, *, entry: str = THINK) -> None:
+    def __init__(
+        self, deps: Deps, *, entry: str = THINK, state: type[AgentState] = AgentState
+    ) -> None:
         self.deps = deps
         self.entry = entry
+        self.state = checked_state(state)
         self._nodes: dict[str, tuple[Any, str]] = {}
         self._edges: list[tuple[str, str]] = []
         self._table: dict[str, _Routes] = {}
@@ -383,9 +402,9 @@ class ReasoningGraph:
                     f"graph; add it first with graph.add_node({source!r}, ...)"
                 )
         graph: Graph = (
-            StateGraph(AgentState)
+            StateGraph(self.state)
             if input_schema is None
-            else StateGraph(AgentState, input_schema=input_schema)
+            else StateGraph(self.state, input_schema=input_schema)
         )
         for name, (node, _) in self._nodes.items():
             graph.add_node(name, node)
@@ -427,13 +446,44 @@ def _items(routes: Mapping[str, str] | Iterable[Route]) -> Iterable[Any]:
     return routes.items() if isinstance(routes, Mapping) else routes
 
 
-def react_graph(deps: Deps, *, names: Mapping[str, str] | None = None) -> ReasoningGraph:
+def checked_state(state: Any) -> type[AgentState]:
+    """`state` when a graph can run on it: `AgentState`, or a TypedDict that extends it.
+
+    Raises:
+        GraphConfigError: it is not a TypedDict, or lacks keys of `AgentState`.
+    """
+    keys = getattr(state, "__annotations__", None) if is_typeddict(state) else None
+    missing = sorted(AGENT_KEYS - set(keys)) if keys is not None else []
+    if keys is None or missing:
+        name = getattr(state, "__name__", repr(state))
+        lacks = f" (it lacks {', '.join(missing)})" if missing else ""
+        raise GraphConfigError(
+            f"state={name} is not a state a graph of ours runs on{lacks}; extend ours: "
+            f"class {name}(AgentState): your_key: str"
+        )
+    odd = [k for k in keys if k not in AGENT_KEYS and not is_own_key(k)]
+    if odd:
+        raise GraphConfigError(
+            f"state key {odd[0]!r} of {state.__name__} looks like a LangGraph channel "
+            f"(it starts with '__' or holds ':'); name it without them"
+        )
+    return cast(type[AgentState], state)
+
+
+def react_graph(
+    deps: Deps,
+    *,
+    names: Mapping[str, str] | None = None,
+    state: type[AgentState] = AgentState,
+) -> ReasoningGraph:
     """Our graph — think, approve, act, observe, validate, reset, finalize, ask_human — with
     its route table, ready to change by label and to `build()`.
 
     Args:
         deps: the model, policy, tools and validators the nodes use.
         names: new names for our nodes by kind, e.g. ``{"think": "plan", "act": "execute"}``.
+        state: the graph's state, `AgentState` or a TypedDict of yours extending it
+            (see `ReasoningGraph`).
 
     Raises:
         GraphConfigError: `names` names a kind we do not have, or gives two nodes one name.
@@ -448,7 +498,7 @@ def react_graph(deps: Deps, *, names: Mapping[str, str] | None = None) -> Reason
     name = {kind: chosen.get(kind, kind) for kind in NODE_KINDS}
     if len(set(name.values())) != len(name):
         raise GraphConfigError(f"two of our nodes would share a name in names={chosen}; rename one")
-    graph = ReasoningGraph(deps, entry=name[THINK])
+    graph = ReasoningGraph(deps, entry=name[THINK], state=state)
     for kind, factory in _FACTORIES.items():
         graph.add_node(name[kind], factory(deps, name=name[kind]), kind=kind)
     for kind, routes in REACT_ROUTES.items():

@@ -50,7 +50,7 @@ from langgraph.types import Send
 
 from thinkgraph import tracing
 from thinkgraph._langgraph import dual_node
-from thinkgraph.errors import GraphConfigError
+from thinkgraph.errors import GraphConfigError, StateKeyError
 from thinkgraph.graphs import routing
 from thinkgraph.graphs.checks import DEPS_ATTR
 from thinkgraph.graphs.routing import THINK_TARGETS
@@ -67,8 +67,16 @@ from thinkgraph.nodes.observe import observe as _observe
 from thinkgraph.nodes.reset import reset as _reset
 from thinkgraph.nodes.think import think as _think
 from thinkgraph.nodes.validate import validate as _validate
-from thinkgraph.state import AgentState, Counters, number_steps, running_node
+from thinkgraph.state import (
+    AGENT_KEYS,
+    AgentState,
+    Counters,
+    declared_keys,
+    number_steps,
+    running_node,
+)
 from thinkgraph.types import StepLimits
+from thinkgraph.values import storable
 
 __all__ = [
     "APPROVE_TARGETS",
@@ -177,17 +185,38 @@ def node(
             out = await call(state) if is_async else await asyncio.to_thread(call, state)
         # The engine counts the model calls a node returns, so a node cannot miscount.
         update = counted_update(state.get("counters") or Counters(), dict(out or {}))
+        _check_keys(name, update)
         # A value equal to the one stored is left out: the state is the same either way,
-        # and each written channel costs a serialized row in the checkpoint's writes.
+        # and each written channel costs a serialized row in the checkpoint's writes. (Not
+        # for the graph's own keys: a reducer of theirs may append an equal value.)
         changed = {
             key: value
             for key, value in update.items()
-            if key == "chain" or key not in state or state[key] != value  # type: ignore[literal-required]
+            if key == "chain" or key not in AGENT_KEYS or key not in state or state[key] != value  # type: ignore[literal-required]
         }
         # The name the graph gave the node, which a user may have chosen over ours.
         return {**changed, "node": running_node() or name}
 
     return _as_node(name, run, kind)
+
+
+def _check_keys(name: str, update: dict[str, Any]) -> None:
+    """Refuse an update with a key the running graph's state does not declare (LangGraph
+    would drop it unseen), and make the values of the graph's own keys storable."""
+    declared = declared_keys()
+    if declared is None:  # not run by the driver (a bare compiled graph): LangGraph's rules
+        return
+    for key in update:
+        if key not in declared:
+            own = sorted(declared - AGENT_KEYS)
+            mine = f"its own keys: {', '.join(own)}" if own else "no keys of its own"
+            raise StateKeyError(
+                f"node {name!r} returned {key!r}, which the graph's state does not declare "
+                f"({mine}; with AgentState's); declare it in a state class of yours, "
+                f"class MyState(AgentState): {key}: ..., built with state=MyState"
+            )
+    for key in update.keys() - AGENT_KEYS:
+        update[key] = storable(update[key])
 
 
 def _as_node(name: str, run: Callable[..., Awaitable[dict[str, Any]]], kind: str) -> Node:

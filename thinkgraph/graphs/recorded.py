@@ -3,7 +3,8 @@
 Reading a run — its state, its pause, which node comes next — needs a compiled LangGraph
 graph: LangGraph applies the checkpoint's channels and computes the next tasks from which
 node-trigger channels changed since each node last ran. None of that runs a node. So a run
-is read on a *reading graph*: our state's channels, and one node that does nothing for each
+is read on a *reading graph*: our state's channels and the keys of the run's own state its
+checkpoint holds, and one node that does nothing for each
 name the checkpoint itself mentions (the nodes that have run, the nodes a route or a `Send`
 has been sent to, the joins that wait for several nodes). Nothing is imported from the
 address a run records, whoever wrote it into the store: a run of a graph of yours is read,
@@ -15,16 +16,17 @@ that continues it builds its graph, from an address the operator named
 from __future__ import annotations
 
 import functools
-from typing import Any
+import types
+from typing import Annotated, Any, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
 from langgraph.constants import END, START
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from thinkgraph.state import AgentState
+from thinkgraph.state import AgentState, is_own_key
 
-__all__ = ["reading_graph", "recorded_nodes"]
+__all__ = ["reading_graph", "recorded_keys", "recorded_nodes"]
 
 _TO = "branch:to:"
 _JOIN = "join:"
@@ -65,9 +67,40 @@ def _nothing(state: AgentState) -> dict[str, Any]:
     raise RuntimeError("a graph made for reading a run cannot run it")
 
 
+def recorded_keys(checkpoint: Checkpoint) -> frozenset[str]:
+    """The keys of the run's own state a checkpoint holds (those its graph declared beyond
+    `AgentState`; a key never written has no channel value and reads as absent anyway)."""
+    return frozenset(
+        k for k in checkpoint.get("channel_values", {}) if isinstance(k, str) and is_own_key(k)
+    )
+
+
+def _keep_last(current: Any, new: Any) -> Any:
+    """The reader's reducer for a key of the run's own state: its graph's reducer is not
+    known, and reading applies none but a finished node's pending writes."""
+    return new
+
+
+def _state_with(keys: frozenset[str]) -> type[AgentState]:
+    """`AgentState` with `keys` added, each holding any value."""
+    extra = {key: Annotated[Any, _keep_last] for key in sorted(keys)}
+    return cast(
+        type[AgentState],
+        types.new_class(
+            "RecordedState",
+            (AgentState,),
+            {"total": False},
+            lambda ns: ns.update({"__annotations__": extra}),
+        ),
+    )
+
+
 @functools.lru_cache(maxsize=64)
-def _skeleton(names: frozenset[str], joins: frozenset[tuple[str, ...]]) -> StateGraph[Any]:
-    graph: StateGraph[Any] = StateGraph(AgentState)  # type: ignore[arg-type]
+def _skeleton(
+    names: frozenset[str], joins: frozenset[tuple[str, ...]], keys: frozenset[str]
+) -> StateGraph[Any]:
+    state = _state_with(keys) if keys else AgentState
+    graph: StateGraph[Any] = StateGraph(state)  # type: ignore[arg-type]
     ordered = sorted(names) or ["think"]
     for name in ordered:
         graph.add_node(name, _nothing)
@@ -82,4 +115,4 @@ def reading_graph(
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A graph that reads the run `checkpoint` belongs to from `saver`, and cannot run it."""
     names, joins = recorded_nodes(checkpoint)
-    return _skeleton(names, joins).compile(checkpointer=saver)
+    return _skeleton(names, joins, recorded_keys(checkpoint)).compile(checkpointer=saver)

@@ -38,7 +38,15 @@ from thinkgraph.result import RunResult
 from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
 from thinkgraph.runs.forks import fork_edits, forked_state
 from thinkgraph.runs.reader import RunReader, pending_of, status_of
-from thinkgraph.state import BaseStep, Counters, RunInfo, TaskStep, numbered, start_state
+from thinkgraph.state import (
+    BaseStep,
+    Counters,
+    RunInfo,
+    TaskStep,
+    numbered,
+    start_state,
+    with_declared_keys,
+)
 from thinkgraph.storage.contract import Store
 from thinkgraph.storage.prune import Retention
 from thinkgraph.tools.guard import ToolGuard, guarded
@@ -99,6 +107,7 @@ class Driver:
         self.graph_address = address_in(self._traced.get("metadata"))
         """Where this driver's graph comes from (None: ours); a run on another is refused."""
         self.reader = RunReader(saver, graph, deps.validators, address=self.graph_address)
+        self._keys = frozenset(k for k in graph.builder.channels if not k.startswith("__"))
 
     def config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
         """The config of every graph call on `thread_id`: its id, tracing, recursion limit.
@@ -110,7 +119,13 @@ class Driver:
         # Each think step takes at most five super-steps before the next think (approve,
         # act, observe, validate, reset, ask_human); the router stops the run, not this.
         limit = 6 * (limits or self.limits).max_steps + 25
-        return {**self._traced, "configurable": {"thread_id": thread_id}, "recursion_limit": limit}
+        config: RunnableConfig = {
+            **self._traced,
+            "configurable": {"thread_id": thread_id},
+            "recursion_limit": limit,
+        }
+        # Every node knows the keys of the state, so none is dropped unseen (`parts.node`).
+        return with_declared_keys(config, self._keys)
 
     def start_state(
         self, task: str, replay_of: str | None = None, limits: StepLimits | None = None

@@ -27,7 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.constants import INTERRUPT
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Interrupt, StateSnapshot
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from thinkgraph._sync import sync_method
 from thinkgraph.errors import ThreadNotFoundError
@@ -36,7 +36,15 @@ from thinkgraph.graphs.recorded import reading_graph
 from thinkgraph.hitl import Pending
 from thinkgraph.nodes.deps import Validator
 from thinkgraph.result import RunResult, RunSummary
-from thinkgraph.state import BaseStep, Counters, PackedSteps, RunInfo, as_step, numbered
+from thinkgraph.state import (
+    BaseStep,
+    Counters,
+    PackedSteps,
+    RunInfo,
+    as_step,
+    numbered,
+    own_keys,
+)
 from thinkgraph.storage.checkpointers import steps_left_packed, unpack_steps
 from thinkgraph.storage.contract import Store
 from thinkgraph.storage.threads import summarize
@@ -225,6 +233,7 @@ class RunReader:
             pending=pending_of(snapshot),
             counters=values.get("counters") or Counters(),
             output=structured_output(chain, self._validators),
+            state=own_keys(values),
         )
 
     def status(self, thread_id: str) -> RunStatus | None:
@@ -287,6 +296,8 @@ class CheckpointInfo(BaseModel):
     """Think steps taken at this point."""
     at: datetime | None
     """When the checkpoint was written."""
+    state: dict[str, Any] = Field(default_factory=dict)
+    """The graph's own state keys as they stood here (see `RunResult.state`)."""
 
 
 def breakpoint_pause(snapshot: StateSnapshot) -> Pending | None:
@@ -359,6 +370,7 @@ def checkpoints(saver: BaseCheckpointSaver[Any], thread_id: str) -> Iterator[Che
             node=str(values.get("node") or "start"),
             step=counters.steps if isinstance(counters, Counters) else 0,
             at=datetime.fromisoformat(ts) if isinstance(ts, str) else None,
+            state=own_keys(values),
         )
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
+
+from pydantic_core import to_jsonable_python
 
 from thinkgraph.state import BaseStep, LLMCallStep, ToolResultStep
 from thinkgraph.views.redact import Redactor, unknown_tools_note
@@ -24,6 +28,8 @@ __all__ = [
     "describe_pending",
     "fmt_cost",
     "metric_parts",
+    "shown_state",
+    "state_line",
     "step_metrics",
 ]
 
@@ -46,6 +52,8 @@ class RunView:
     """Tools called in the run that the view was not given: their values are all masked."""
     notes: list[str]
     """What the reader should know about the view itself (what could not be checked)."""
+    state: dict[str, Any]
+    """The keys of the run's own state (its graph's, beyond ours) as JSON, redacted."""
 
 
 def describe_pending(item: dict[str, Any]) -> str:
@@ -134,4 +142,17 @@ def build_run_view(result: RunResult, **options: Unpack[ViewOptions]) -> RunView
         pending=pending,
         unknown_tools=redactor.unknown_tools,
         notes=[note] if note else [],
+        state=shown_state(result.state, redactor),
     )
+
+
+def shown_state(state: Mapping[str, Any], redactor: Redactor) -> dict[str, Any]:
+    """The keys of a run's own state as JSON values, masked as every value of a run is."""
+    shown: dict[str, Any] = redactor.value(to_jsonable_python(dict(state), fallback=repr))
+    return shown
+
+
+def state_line(key: str, value: Any, width: int = 200) -> str:
+    """One key of a run's own state as ``key = JSON``, cut to `width` characters."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return f"{key} = {text if len(text) <= width else text[: width - 1] + '…'}"

@@ -16,7 +16,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Unpack
 
 from thinkgraph.state import ObservationStep, ToolCallStep, ToolResultStep
-from thinkgraph.views._run import RunView, build_run_view, describe_pending, fmt_cost, metric_parts
+from thinkgraph.views._run import (
+    RunView,
+    build_run_view,
+    describe_pending,
+    fmt_cost,
+    metric_parts,
+    state_line,
+)
 from thinkgraph.views.text import step_body
 from thinkgraph.views.visibility import ViewItem, ViewOptions
 
@@ -215,6 +222,11 @@ def to_html(
         waits = "".join(f"<li>{_e(describe_pending(p))}</li>" for p in view.pending)
         parts.append(f'<div id="pending"><b>Waiting for:</b><ul>{waits}</ul></div>')
     parts += [f'<p class="note"><b>Note:</b> {_e(note)}</p>' for note in view.notes]
+    if view.state:
+        rows = "".join(
+            f"<li><code>{_e(state_line(k, v))}</code></li>" for k, v in view.state.items()
+        )
+        parts.append(f'<div id="state"><b>State:</b><ul>{rows}</ul></div>')
     parts += [_totals(view), "</header>", _diagram(diagram, diagram_format)]
     parts.append('<section id="timeline"><h2>Steps</h2><ol class="timeline">')
     parts += [_step(item, present, start) for item in view.items]

@@ -65,6 +65,7 @@ def to_json_dict(result: RunResult, **options: Unpack[ViewOptions]) -> dict[str,
         "pending": view.pending,
         "unknown_tools": view.unknown_tools,
         "notes": view.notes,
+        "state": view.state,
         "steps": [_item(item) for item in view.items],
     }
 

@@ -9,7 +9,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Unpack
 
-from thinkgraph.views._run import RunView, build_run_view, describe_pending, fmt_cost, metric_parts
+from thinkgraph.views._run import (
+    RunView,
+    build_run_view,
+    describe_pending,
+    fmt_cost,
+    metric_parts,
+    state_line,
+)
 from thinkgraph.views.text import step_body
 from thinkgraph.views.visibility import ViewItem, ViewOptions
 
@@ -103,6 +110,10 @@ def to_markdown(result: RunResult, **options: Unpack[ViewOptions]) -> str:
         waits = "; ".join(describe_pending(p) for p in view.pending)
         lines += [f"**Waiting for:** {escape_markdown(waits)}", ""]
     lines += [f"> **Note:** {escape_markdown(note)}\n" for note in view.notes]
+    if view.state:
+        lines += ["## State", ""]
+        lines += [f"- `{escape_markdown(state_line(k, v))}`" for k, v in view.state.items()]
+        lines += [""]
     lines += [_totals(view), "", "## Steps", ""]
     # One list item per step; multi-line bodies are fenced blocks indented under their item.
     lines += [
