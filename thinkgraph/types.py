@@ -52,10 +52,12 @@ StopReason = Literal[
     "aborted",
     "model_error",
     "no_answer",
+    "recursion_limit",
 ]
 """Why a run stopped. Every guard has its own word, so a stop is never a mystery
 (``no_answer``: a node of a custom graph routed to finalize with no answer and no guard
-tripped; the run's detail names that node)."""
+tripped; ``recursion_limit``: a loop no guard counts, nodes of yours that never pass think,
+reached LangGraph's recursion limit; the run's detail names the node either way)."""
 
 
 class StepLimits(BaseModel):

@@ -155,3 +155,29 @@ def test_every_view_shows_the_runs_own_keys_masked_like_every_value(sqlite_url: 
         assert "hunter22" not in text and "ann" in text
     assert "verdict = " in markdown
     assert "&lt;b&gt;ok&lt;/b&gt;" in html and "<b>ok</b>" not in html
+
+
+def test_a_loop_that_never_passes_think_ends_failed_with_recursion_limit(
+    sqlite_url: str,
+) -> None:
+    def never(state: PlanState) -> Literal["again", "go"]:
+        return "again"
+
+    def build_endless(deps: Deps) -> Any:
+        graph = react_graph(deps, state=PlanState)
+        graph.add_node("planner", planner)
+        graph.add_node("critic", critic)
+        graph.set_entry("planner")
+        graph.add_edge("planner", "critic")
+        graph.add_routes("critic", never, {"again": "planner", "go": "think"})
+        return graph.build()
+
+    with Agent(ScriptedModel(SCRIPT), build_graph=build_endless, store=sqlite_url) as agent:
+        result = agent.run("plan forever", thread_id="r1")
+        assert (result.status, result.stop_reason) == ("failed", "recursion_limit")
+        assert "\n" not in result.detail and "node 'planner'" in result.detail
+        assert "recursion limit" in result.detail
+        # It is finished: a resume reports it, it does not loop again.
+        again = agent.resume("r1")
+        assert (again.status, again.stop_reason) == ("failed", "recursion_limit")
+        assert len(again.state["plan"]) == len(result.state["plan"])

@@ -17,7 +17,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import INTERRUPT
-from langgraph.errors import InvalidUpdateError
+from langgraph.errors import GraphRecursionError, InvalidUpdateError
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
@@ -369,40 +369,69 @@ class Driver:
             output: Any = None
             interrupts: list[Interrupt] = []
             number = first_number
-            async for mode, chunk in cast(AsyncIterator[tuple[str, Any]], stream):
-                if mode == "values":
-                    output = chunk
-                    continue
-                if mode == "tasks":
-                    if "input" in chunk:  # a task starting; its result comes as an update
-                        yield NodeStart(thread_id, str(chunk["name"]), counters)
-                    continue
-                if not detail:
-                    interrupts.extend(chunk.get(INTERRUPT, ()))
-                    continue
-                for name, values in chunk.items():
-                    if name == INTERRUPT:
-                        interrupts.extend(values)
+            try:
+                async for mode, chunk in cast(AsyncIterator[tuple[str, Any]], stream):
+                    if mode == "values":
+                        output = chunk
                         continue
-                    if not isinstance(values, dict):
-                        continue  # metadata of a replayed write
-                    if isinstance(values.get("counters"), Counters):
-                        counters = values["counters"]
-                    for step in values.get("chain", ()):
-                        # Our nodes number their steps as the store will (parallel act
-                        # tasks may finish in any order); a user's node's unnumbered
-                        # steps are numbered here.
-                        if step.number < 0:
-                            if number is None:
-                                number = await self._stored_number(config, step)
-                            step = numbered(step, number)
-                        number = step.number + 1 if number is None else max(number, step.number + 1)
-                        yield StepEvent(thread_id, str(values.get("node") or name), step, counters)
+                    if mode == "tasks":
+                        if "input" in chunk:  # a task starting; its result comes as an update
+                            yield NodeStart(thread_id, str(chunk["name"]), counters)
+                        continue
+                    if not detail:
+                        interrupts.extend(chunk.get(INTERRUPT, ()))
+                        continue
+                    for name, values in chunk.items():
+                        if name == INTERRUPT:
+                            interrupts.extend(values)
+                            continue
+                        if not isinstance(values, dict):
+                            continue  # metadata of a replayed write
+                        if isinstance(values.get("counters"), Counters):
+                            counters = values["counters"]
+                        for step in values.get("chain", ()):
+                            # Our nodes number their steps as the store will (parallel act
+                            # tasks may finish in any order); a user's node's unnumbered
+                            # steps are numbered here.
+                            if step.number < 0:
+                                if number is None:
+                                    number = await self._stored_number(config, step)
+                                step = numbered(step, number)
+                            number = (
+                                step.number + 1 if number is None else max(number, step.number + 1)
+                            )
+                            yield StepEvent(
+                                thread_id, str(values.get("node") or name), step, counters
+                            )
+            except GraphRecursionError:
+                # A loop no guard counts (nodes of yours that never pass think) ran into
+                # LangGraph's limit: the run ends here, failed, with one line.
+                output = await self._out_of_steps(config)
             result = await self._kept(
                 thread_id, await self._finish(thread_id, config, output, interrupts)
             )
             tracing.end_run(span, result)
         yield RunEnd(result)
+
+    async def _out_of_steps(self, config: RunnableConfig) -> dict[str, Any]:
+        """End a run that reached the recursion limit: failed, ``recursion_limit``, naming
+        its last node, written as that node's (so nothing continues it). The run's values."""
+        latest = await self.graph.aget_state(config)
+        node = latest.values.get("node")
+        limit = config.get("recursion_limit")
+        info = RunInfo(
+            status="failed",
+            stop_reason="recursion_limit",
+            detail=(
+                f"the run took {limit} graph steps without ending, the last at node {node!r} "
+                "(LangGraph's recursion limit, 6 × max_steps + 25): a loop of nodes that "
+                "never passes think is not counted by the guards; give its router a way "
+                "out, or raise max_steps"
+            ),
+        )
+        as_node = node if isinstance(node, str) and node in self.graph.nodes else None
+        await self.graph.aupdate_state(config, {"run": info}, as_node=as_node)
+        return {**latest.values, "run": info}
 
     async def _finish(
         self, thread_id: str, config: RunnableConfig, output: Any, interrupts: list[Interrupt]

@@ -1,0 +1,68 @@
+"""A graph with state of its own, from the command line: its keys in `show`, and each misuse
+of the state — an undeclared key, a loop no guard counts — one line, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from tests.cli.state_graphs import ENDLESS, PLANNED, SLOPPY
+from thinkgraph import Agent, ScriptedModel
+from thinkgraph.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> str:
+    path = tmp_path / "replies.json"
+    path.write_text(json.dumps(["Thought: done\nFinal Answer: 42"]))
+    return str(path)
+
+
+def run(graph: str, store: str, script: str) -> Result:
+    return runner.invoke(
+        app,
+        ["run", "plan it", "--thread", "t1", "--no-input", "--store", store,
+         "--script", script, "--graph", graph],
+    )  # fmt: skip
+
+
+def test_show_carries_the_runs_own_keys_in_every_format(sqlite_url: str, script: str) -> None:
+    done = run(PLANNED, sqlite_url, script)
+    assert done.exit_code == 0, done.output
+    assert 'state: plan = ["step 1", "step 2"]' in done.output
+    assert "state: score = 20" in done.output
+    shown = runner.invoke(app, ["show", "t1", "--format", "json", "--store", sqlite_url])
+    assert json.loads(shown.output)["state"] == {"plan": ["step 1", "step 2"], "score": 20}
+    markdown = runner.invoke(app, ["show", "t1", "--format", "markdown", "--store", sqlite_url])
+    assert "## State" in markdown.output and "score = 20" in markdown.output
+
+
+def test_an_undeclared_key_is_one_line_and_the_run_stays_before_the_node(
+    sqlite_url: str, script: str
+) -> None:
+    done = run(SLOPPY, sqlite_url, script)
+    lines = [line for line in done.output.splitlines() if line.startswith("error")]
+    assert done.exit_code == 2, done.output
+    assert lines == [
+        "error: node 'noter' returned 'route', which the graph's state does not declare "
+        "(its own keys: plan, score; with AgentState's); declare it in a state class of "
+        "yours, class MyState(AgentState): route: ..., built with state=MyState"
+    ]
+    assert "Traceback" not in done.output
+    with Agent(ScriptedModel([]), store=sqlite_url) as agent:
+        assert [c.node for c in agent.history("t1")] == ["start", "start"]
+        assert agent.result("t1").state == {}
+
+
+def test_a_loop_that_never_passes_think_fails_with_one_line(sqlite_url: str, script: str) -> None:
+    done = run(ENDLESS, sqlite_url, script)
+    assert done.exit_code == 1, done.output
+    assert "status: failed (recursion_limit)" in done.output
+    detail = [line for line in done.output.splitlines() if line.startswith("detail: ")]
+    assert len(detail) == 1 and "the last at node 'planner'" in detail[0]
+    assert "Traceback" not in done.output
