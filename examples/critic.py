@@ -13,14 +13,14 @@ import or re-check, and the diagram labels each edge with its route's word.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.graph import StateGraph
 
 from thinkgraph import Agent, ScriptedModel, StepLimits, Verdict
 from thinkgraph.graphs import react_graph
-from thinkgraph.nodes.deps import Deps
-from thinkgraph.state import AgentState, ObservationStep, ValidationStep
+from thinkgraph.nodes import Deps, review_answer
+from thinkgraph.state import AgentState, ObservationStep
 from thinkgraph.tools.builtin import calculator
 from thinkgraph.views import format_step
 
@@ -34,7 +34,7 @@ SCRIPT = [
 """What the ScriptedModel answers, in turn, when no --model is given."""
 
 
-def critic(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+def critic(state: AgentState) -> dict[str, Any]:
     """Accept the answer only if it is what the last calculator call returned."""
     answer = state.get("answer") or ""
     results = [s.text for s in state["chain"] if isinstance(s, ObservationStep) and not s.is_error]
@@ -44,23 +44,12 @@ def critic(state: AgentState, *, deps: Deps) -> dict[str, Any]:
         reason = f"the calculator returned {results[-1]}; answer with exactly that number"
     else:
         reason = ""
-    verdict = Verdict(passed=not reason, reason=reason, validator="critic")
-    review = ValidationStep(answer=answer, verdicts=[verdict], passed=not reason)
-    if verdict.passed:
-        return {"chain": [review]}
-    # A rejected answer is a failure like any other: the failure limit stops a critic
-    # and a model that never agree.
-    counters = state["counters"]
-    failures = counters.consecutive_failures + 1
-    return {
-        "chain": [review],  # the model sees a rejected ValidationStep, with the reason
-        "answer": None,
-        "candidate": None,
-        "counters": counters.model_copy(update={"consecutive_failures": failures}),
-    }
+    # Rejected, the model sees the reason, the answer is cleared and it counts as a
+    # failure: the failure limit stops a critic and a model that never agree.
+    return review_answer(state, Verdict(passed=not reason, reason=reason, validator="critic"))
 
 
-def route_after_critic(state: AgentState) -> str:
+def route_after_critic(state: AgentState) -> Literal["approved", "rejected"]:
     """Why the run leaves the critic: "approved" or "rejected" (the table says where to)."""
     return "approved" if state.get("answer") is not None else "rejected"
 

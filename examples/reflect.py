@@ -2,9 +2,9 @@
 
 The graph is ours (`react_graph`) with think named "plan" and act named "execute", and one
 node of yours: after each tool round the model reflects on what came back (`ask_model`, a
-`NoteStep` for the next plan), and the run either proceeds to plan the next step or starts
-over. `publish` needs a person's approval,
-so the run pauses before it; here the script plays the person and approves.
+`NoteStep` for the next plan, and a verdict kept in a state key of its own), and the run
+either proceeds to plan the next step or starts over, as the verdict says. `publish` needs a
+person's approval, so the run pauses before it; here the script plays the person and approves.
 
 `build` is importable as ``examples.reflect:build``: give it to ``Agent(...,
 build_graph=build)``, or name it on the command line to continue a run of this graph
@@ -17,7 +17,7 @@ build_graph=build)``, or name it on the command line to continue a run of this g
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.graph import StateGraph
 
@@ -63,7 +63,16 @@ REFLECT_PROMPT = (
 )
 
 
-async def reflect(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+Verdict = Literal["proceed", "start_over"]
+
+
+class ReflectState(AgentState, total=False):
+    """Our state, and reflect's verdict on the last round, which its router reads."""
+
+    verdict: Verdict
+
+
+async def reflect(state: ReflectState, *, deps: Deps) -> dict[str, Any]:
     """Ask the model what the round's results mean; its words are a note for the next plan."""
     chain = state["chain"]
     task = next(s.text for s in chain if isinstance(s, TaskStep))
@@ -75,19 +84,18 @@ async def reflect(state: AgentState, *, deps: Deps) -> dict[str, Any]:
     prompt = REFLECT_PROMPT.format(task=task, results="\n".join(results) or "(none)")
     answer = await ask_model(state, deps, [{"role": "user", "content": prompt}], purpose="reflect")
     notes = [NoteStep(text=answer.text.strip())] if answer.ok else []
-    return answer.update(chain=notes)
+    verdict = "start_over" if "START OVER" in answer.text.upper() else "proceed"
+    return answer.update(chain=notes, verdict=verdict)
 
 
-def route_after_reflect(state: AgentState) -> str:
-    """Why the run leaves reflect: "start_over" when the reflection says so, else "proceed"."""
-    last = state["chain"][-1]
-    text = last.text if isinstance(last, NoteStep) else ""
-    return "start_over" if "START OVER" in text.upper() else "proceed"
+def route_after_reflect(state: ReflectState) -> Verdict:
+    """Why the run leaves reflect: the verdict reflect kept in the state."""
+    return state.get("verdict", "proceed")
 
 
 def build(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
     """Plan → execute → observe → reflect → plan, with approval before `publish`."""
-    graph = react_graph(deps, names={"think": "plan", "act": "execute"})
+    graph = react_graph(deps, names={"think": "plan", "act": "execute"}, state=ReflectState)
     graph.add_node("reflect", reflect)
     graph.set_route("observe", "next", "reflect")
     graph.add_routes("reflect", route_after_reflect, {"proceed": "plan", "start_over": "reset"})

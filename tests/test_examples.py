@@ -30,6 +30,8 @@ def load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # Registered as a graph address's file is, so its annotations resolve (a state's keys).
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 

@@ -28,6 +28,7 @@ PUBLIC: dict[str, list[str]] = {
         "Validator",
         "ask_model",
         "ask_model_sync",
+        "review_answer",
     ],
     "thinkgraph.runs": [
         "CheckpointInfo",

@@ -181,3 +181,13 @@ def test_a_loop_that_never_passes_think_ends_failed_with_recursion_limit(
         again = agent.resume("r1")
         assert (again.status, again.stop_reason) == ("failed", "recursion_limit")
         assert len(again.state["plan"]) == len(result.state["plan"])
+
+
+def test_a_state_whose_types_cannot_be_read_is_one_line_when_built() -> None:
+    class Unread(AgentState, total=False):
+        verdict: NoSuchType  # type: ignore[name-defined]  # noqa: F821
+
+    deps = Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry([]))
+    with pytest.raises(GraphConfigError) as caught:
+        react_graph(deps, state=Unread)
+    assert "NoSuchType" in str(caught.value) and "\n" not in str(caught.value)

@@ -41,6 +41,7 @@ from typing import (
     cast,
     get_args,
     get_origin,
+    get_type_hints,
 )
 
 from langchain_core.runnables import Runnable
@@ -461,6 +462,13 @@ def checked_state(state: Any) -> type[AgentState]:
             f"state={name} is not a state a graph of ours runs on{lacks}; extend ours: "
             f"class {name}(AgentState): your_key: str"
         )
+    try:
+        get_type_hints(state, include_extras=True)
+    except Exception as exc:  # what LangGraph would raise, as a traceback, when it reads them
+        raise GraphConfigError(
+            f"the keys of state={state.__name__} cannot be read ({type(exc).__name__}: "
+            f"{exc}); define the types they name at the top level of its module"
+        ) from None
     odd = [k for k in keys if k not in AGENT_KEYS and not is_own_key(k)]
     if odd:
         raise GraphConfigError(

@@ -13,7 +13,7 @@ from thinkgraph.state import AgentState, BaseStep, Counters, ValidationStep, Ver
 from thinkgraph.types import NextAction
 from thinkgraph.validators import LLMCritic, ModelReviewer
 
-__all__ = ["run_validator", "validate"]
+__all__ = ["review_answer", "run_validator", "validate"]
 
 
 def _name(validator: Validator) -> str:
@@ -71,23 +71,51 @@ async def validate(state: AgentState, *, deps: Deps) -> dict[str, Any]:
             verdicts.append(review.verdict)
         else:
             verdicts.append(await run_validator(validator, answer, state))
-    passed = all(v.passed for v in verdicts)
-    if verdicts:
-        steps.append(ValidationStep(answer=answer, verdicts=verdicts, passed=passed))
     elapsed = counters.elapsed_s + (time.perf_counter() - started)
+    counters = counters.model_copy(update={"elapsed_s": elapsed})
+    return _judged(answer, verdicts, counters, steps, record=bool(verdicts))
+
+
+def review_answer(state: Mapping[str, Any], *verdicts: Verdict) -> dict[str, Any]:
+    """The update of a node of yours that reviews the answer (a critic after validate).
+
+    Passed (every verdict): the review is recorded and the answer stands. Failed: the
+    model sees the review with each reason, the answer and the candidate are cleared, and
+    the rejection counts as a failure, so the failures guard stops a critic and a model
+    that never agree; a verdict with ``reset=True`` asks for a reset. Route on
+    ``state["answer"]`` afterwards: None means rejected.
+
+    Example:
+        >>> def critic(state):
+        ...     ok = state["answer"] == "391"
+        ...     return review_answer(state, Verdict(passed=ok, reason="", validator="critic"))
+    """
+    answer = state.get("candidate") or state.get("answer") or ""
+    counters = state.get("counters") or Counters()
+    return _judged(answer, list(verdicts), counters, [], record=True)
+
+
+def _judged(
+    answer: str,
+    verdicts: list[Verdict],
+    counters: Counters,
+    steps: list[BaseStep],
+    *,
+    record: bool,
+) -> dict[str, Any]:
+    """The one rule for an answer under review: accepted, or sent back as a failure."""
+    passed = all(v.passed for v in verdicts)
+    if record:
+        steps = [*steps, ValidationStep(answer=answer, verdicts=verdicts, passed=passed)]
     if passed:
-        return {
-            "chain": steps,
-            "answer": answer,
-            "counters": counters.model_copy(update={"elapsed_s": elapsed}),
-        }
-    counters = counters.model_copy(
-        update={"elapsed_s": elapsed, "consecutive_failures": counters.consecutive_failures + 1}
-    )
+        return {"chain": steps, "answer": answer, "counters": counters}
     wants_reset = any(v.reset for v in verdicts if not v.passed)
     return {
         "chain": steps,
-        "counters": counters,
+        "counters": counters.model_copy(
+            update={"consecutive_failures": counters.consecutive_failures + 1}
+        ),
+        "answer": None,
         "candidate": None,
         "next_action": NextAction.RESET if wants_reset else NextAction.CONTINUE,
     }
