@@ -12,6 +12,8 @@ tests/test_langgraph_internals.py), instead of somewhere deep in a run:
 - ``PostgresSaver._cursor`` and ``SqliteSaver._has_task_path``: the savers' connection
   and table layout, for the stores' extra queries.
 - ``RunnableCallable``: how LangGraph builds a node with a sync and an async body.
+- ``ERROR`` (``langgraph._internal._constants``): the channel a failed task's error is
+  stored under among a checkpoint's pending writes; a resume finds a failed route by it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from langchain_core.runnables import Runnable
+from langgraph._internal._constants import ERROR as ERROR_CHANNEL
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import _DeltaSnapshot as DeltaSnapshot
@@ -29,6 +32,7 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot as DeltaSnapshot
 from thinkgraph._sync import run_sync
 
 __all__ = [
+    "ERROR_CHANNEL",
     "LANGGRAPH_TESTED",
     "DeltaSnapshot",
     "dual_node",

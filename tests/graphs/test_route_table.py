@@ -268,3 +268,39 @@ def test_a_routers_declared_labels_are_checked_at_build_and_at_run_time() -> Non
     message = str(wrong.value)
     assert "\n" not in message and "router verdict_of of node 'judge'" in message
     assert "returned 'aproved'" in message and "'approved', 'rejected'" in message
+
+
+def test_a_run_stopped_by_a_bad_label_resumes_on_the_fixed_router() -> None:
+    from thinkgraph import Agent, ScriptedModel
+    from thinkgraph.errors import RouteLabelError
+    from thinkgraph.graphs import react_graph
+    from thinkgraph.state import NoteStep
+
+    label = {"now": "aproved"}
+
+    def judge(state: Any) -> dict[str, Any]:
+        return {"chain": [NoteStep(text="judged")]}
+
+    def verdict_of(state: Any) -> Literal["approved", "rejected"]:
+        return label["now"]  # type: ignore[return-value]
+
+    def build(deps: Any) -> Any:
+        graph = react_graph(deps)
+        graph.add_node("judge", judge)
+        graph.set_route("validate", "passed", "judge")
+        graph.add_routes("judge", verdict_of, {"approved": "finalize", "rejected": "think"})
+        return graph.build()
+
+    replies = ["Thought: done\nFinal Answer: 42"]
+    with Agent(ScriptedModel(replies), build_graph=build, store="memory://") as agent:
+        with pytest.raises(RouteLabelError):
+            agent.run("answer", thread_id="j2")
+        # Still broken: refused again, the run left as it was.
+        with pytest.raises(RouteLabelError):
+            agent.resume("j2")
+        assert agent.result("j2").status == "running"
+        label["now"] = "approved"  # the router is fixed
+        result = agent.resume("j2")
+    assert (result.status, result.answer) == ("done", "42")
+    # The judge's note is in the chain once: its writes were kept, not made twice.
+    assert [s.text for s in result.chain if isinstance(s, NoteStep)] == ["judged"]

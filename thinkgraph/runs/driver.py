@@ -234,6 +234,8 @@ class Driver:
             if plan is None:
                 yield RunEnd(await self.reader.aresult(thread_id))
                 return
+            if plan[0] is None:
+                await self._route_again(latest, plan[1])
             # `latest` left the chain out: a step of a user's node that comes unnumbered
             # is looked up in the stored chain.
             async for event in self._advance(thread_id, plan, counters, None, detail):
@@ -524,6 +526,20 @@ class Driver:
             # still has work left.
             return snapshot, (None, config, points)
         return snapshot, None
+
+    async def _route_again(self, latest: StateSnapshot, config: RunnableConfig) -> None:
+        """Route again from a node whose route failed (a router that raised, or returned a
+        label without a route), now that its router may be fixed.
+
+        LangGraph keeps such a node's writes but none of its route: continuing would end
+        the run there. The writes are applied again as that node's, which runs its routers
+        (a router still broken raises again, and the run is left as it was).
+        """
+        for task in latest.tasks:
+            writes = task.result if isinstance(task.result, dict) else None
+            if task.error is None or not writes or task.name not in self.graph.nodes:
+                continue
+            await self.graph.aupdate_state(config, writes, as_node=task.name)
 
     async def _stored_number(self, config: RunnableConfig, step: BaseStep) -> int:
         """`step`'s number in the stored chain (its node has saved it), read once per stream."""

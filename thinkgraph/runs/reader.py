@@ -26,9 +26,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.constants import INTERRUPT
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Interrupt, StateSnapshot
+from langgraph.types import Interrupt, PregelTask, StateSnapshot
 from pydantic import BaseModel, ConfigDict, Field
 
+from thinkgraph._langgraph import ERROR_CHANNEL
 from thinkgraph._sync import sync_method
 from thinkgraph.errors import ThreadNotFoundError
 from thinkgraph.graphs.address import address_in
@@ -377,18 +378,41 @@ def checkpoints(saver: BaseCheckpointSaver[Any], thread_id: str) -> Iterator[Che
 def without_chain(found: CheckpointTuple) -> StateSnapshot:
     """A checkpoint's small channels and open interrupts as a snapshot, the chain left out.
 
-    `next` is not computed (an empty tuple), so a static breakpoint is not seen.
+    `next` is not computed (an empty tuple), so a static breakpoint is not seen. `tasks`
+    holds only the tasks that failed after their writes were kept, each with its writes as
+    its `result`.
     """
     interrupts: list[Interrupt] = []
-    for _task, channel, value in found.pending_writes or ():
+    errors: dict[str, Exception] = {}
+    writes: dict[str, dict[str, Any]] = {}
+    for task, channel, value in found.pending_writes or ():
         if channel == INTERRUPT:
             interrupts.extend(value if isinstance(value, list | tuple) else [value])
+        elif channel == ERROR_CHANNEL:
+            # Stored as the exception's repr: kept as an error that says it.
+            errors[task] = value if isinstance(value, Exception) else RuntimeError(str(value))
+        else:
+            writes.setdefault(task, {})[channel] = value
+    # A task that failed after its node's writes were kept (its router raised): its
+    # writes, and its node's name from the ``node`` channel every node of ours writes.
+    failed = tuple(
+        PregelTask(task, str(writes[task].get("node", "")), (), error, result=_kept(writes[task]))
+        for task, error in errors.items()
+        if task in writes
+    )
     values = dict(found.checkpoint.get("channel_values", {}))
     values.pop("chain", None)
     created = found.checkpoint.get("ts")
     return StateSnapshot(
-        values, (), found.config, found.metadata, created, None, (), tuple(interrupts)
+        values, (), found.config, found.metadata, created, None, failed, tuple(interrupts)
     )
+
+
+def _kept(writes: dict[str, Any]) -> dict[str, Any]:
+    """A task's kept writes, its chain write revived into steps."""
+    if "chain" in writes:
+        writes = {**writes, "chain": _revived(writes["chain"])}
+    return writes
 
 
 def _revived(written: Any) -> list[BaseStep]:
