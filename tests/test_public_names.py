@@ -228,6 +228,7 @@ PUBLIC: dict[str, list[str]] = {
         "ThreadIdError",
         "ThreadNotFoundError",
         "ToolDefinitionError",
+        "first_line",
     ],
     "thinkgraph.guards": [
         "ABORT",

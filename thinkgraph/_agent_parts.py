@@ -16,7 +16,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from thinkgraph.errors import ConfigError, GraphConfigError, ThinkgraphError
+from thinkgraph.errors import ConfigError, GraphConfigError, ThinkgraphError, first_line
 from thinkgraph.graphs.build import GraphBuilder
 from thinkgraph.graphs.checks import check_graph
 from thinkgraph.graphs.react import build_react_graph
@@ -124,7 +124,7 @@ def built_graph(
         raise  # already one line, about the graph it built
     except Exception as exc:
         raise GraphConfigError(
-            f"graph builder {shown} raised {_first_line(exc)}; fix the builder ({_BUILDER})"
+            f"graph builder {shown} raised {first_line(exc)}; fix the builder ({_BUILDER})"
         ) from exc
     if not isinstance(graph, StateGraph):
         if inspect.iscoroutine(graph):
@@ -189,11 +189,6 @@ def _a_kind(value: Any) -> str:
         return "a built-in function"
     kind = "class" if isinstance(value, type) else type(value).__name__
     return f"{'an' if kind[0].lower() in 'aeiou' else 'a'} {kind}"
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
 def agent_deps(

@@ -39,6 +39,7 @@ __all__ = [
     "ThreadIdError",
     "ThreadNotFoundError",
     "ToolDefinitionError",
+    "first_line",
 ]
 
 
@@ -121,3 +122,9 @@ class ReplayThreadError(RunError):
 
     Raised before anything is changed: replay the source run again instead.
     """
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception as one line for a message: its type and the first line of its text."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

@@ -70,7 +70,7 @@ def test_a_run_that_fails_exits_one_with_the_reason(tmp_path: Path, sqlite_url: 
     [
         (["run", "x", "--store", "memory://"], "no model: pass --model"),
         (["run", "x", "--script", "missing.json"], "--script missing.json: cannot read"),
-        (["run", "x", "--script", "{s}", "--tools", "nomodule_xyz:f"], "cannot import"),
+        (["run", "x", "--script", "{s}", "--tools", "nomodule_xyz:f"], "is not found from"),
         (["run", "x", "--script", "{s}", "--tools", "json"], "use module:attribute"),
         (["run", "x", "--script", "{s}", "--min-steps", "5", "--max-steps", "2"], "--min-steps 5"),
         (["run", "x", "--script", "{s}", "--store", "redis://x"], "unknown store scheme"),

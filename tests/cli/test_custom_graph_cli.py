@@ -214,7 +214,7 @@ def test_draw_graph_draws_a_graph_with_no_run(tmp_path: Path) -> None:
     ours = thinkgraph("draw", "--format", "ascii")
     assert ours.returncode == 0 and "reflect" not in ours.stdout
     for bad, why in [
-        ("nowhere_at_all:build", "module 'nowhere_at_all' not found"),
+        ("nowhere_at_all:build", "module 'nowhere_at_all' is not found"),
         ("tests.cli.sample_graphs:missing", "has no attribute 'missing'"),
         ("tests.cli.sample_graphs:REFLECT", "is a str, not a function"),
         ("no-colon", "use module:function"),

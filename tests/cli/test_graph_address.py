@@ -83,7 +83,7 @@ def test_a_builder_of_a_script_is_addressed_by_its_file(tmp_path: Path) -> None:
     [
         ("no_colon_here", "use module:function or path/to/file.py:function"),
         ("tests.cli.sample_graphs:", "use module:function"),
-        ("no_such_module_xyz:build", "module 'no_such_module_xyz' not found"),
+        ("no_such_module_xyz:build", "module 'no_such_module_xyz' is not found"),
         ("tests.cli.sample_graphs:nope", "has no attribute 'nope'"),
         ("tests.cli.sample_graphs:StateGraph", "is a class, not a function"),
         ("tests.cli.sample_graphs:REFLECT", "is a str, not a function"),
@@ -234,3 +234,49 @@ def test_trusted_addresses_are_named_listed_in_langgraph_json_or_in_the_environm
     message = str(refused.value)
     assert "\n" not in message and "'../../evil.py:build'" in message
     assert "not trusted here" in message and GRAPHS_ENV in message and "--graph" in message
+
+
+# -- one importer for every address ---------------------------------------------------------
+
+
+def test_every_option_takes_the_same_address_forms(tmp_path: Path) -> None:
+    """--tools, --validator and --agent take path/to/file.py:attr as --graph does."""
+    from typer.testing import CliRunner
+
+    from thinkgraph.cli import app
+
+    (tmp_path / "mine.py").write_text(
+        "from thinkgraph import tool\n"
+        "from thinkgraph.state import Verdict\n"
+        "@tool\n"
+        "def shout(text: str) -> str:\n"
+        "    '''Shout it.'''\n"
+        "    return text.upper()\n"
+        "TOOLS = [shout]\n"
+        "def non_empty(answer, state):\n"
+        "    return Verdict(passed=bool(answer), reason='empty', validator='non_empty')\n"
+    )
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([
+        'Thought: shout\nAction: shout\nAction Input: {"text": "hi"}',
+        "Thought: done\nFinal Answer: HI",
+    ]))  # fmt: skip
+    mine = tmp_path / "mine.py"
+    done = CliRunner().invoke(
+        app,
+        ["run", "shout hi", "--thread", "f1", "--no-input", "--store",
+         f"sqlite:///{tmp_path / 'runs.db'}", "--script", str(script),
+         "--tools", f"{mine}:TOOLS", "--validator", f"{mine}:non_empty"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "shout → ok" in done.output and "answer: HI" in done.output
+    assert "validation  passed: non_empty: pass" in done.output
+    # The same rules and words as a graph's address, for each option.
+    for option in ("--tools", "--validator"):
+        missing = CliRunner().invoke(
+            app, ["run", "x", "--script", str(script), option, f"{mine}:nope"]
+        )
+        lines = [line for line in missing.output.splitlines() if line.strip()]
+        assert missing.exit_code == 2 and len(lines) == 1, missing.output
+        assert lines[0].startswith(f"error: {option} '{mine}:nope': ")
+        assert lines[0].endswith("has no attribute 'nope'; check the name")

@@ -11,7 +11,6 @@ configuration or storage (one line says what to fix), 3 the run is paused or unf
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import os
 import sys
@@ -246,18 +245,14 @@ def _name(item: Any) -> str:
 
 
 def import_spec(option: str, spec: str, example: str) -> Any:
-    """The attribute a module:attr option names, imported from the working directory."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        fail(f"{option} {spec!r}: use module:attribute (e.g. {example})")
-    sys.path.insert(0, os.getcwd())
+    """The attribute a module:attr (or path/to/file.py:attr) option names, imported from
+    the working directory by the one importer every address goes through."""
+    from thinkgraph.graphs.address import GraphAddressError, load_attr
+
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        fail(f"{option} {spec!r}: cannot import {module_name!r} ({exc})")
-    if not hasattr(module, attr):
-        fail(f"{option} {spec!r}: module {module_name!r} has no attribute {attr!r}")
-    return getattr(module, attr)
+        return load_attr(spec, option, base=Path.cwd())
+    except GraphAddressError as exc:
+        fail(f"{exc} (e.g. {example})" if "use module:attribute" in str(exc) else str(exc))
 
 
 def print_steps(steps: Iterator[Any], tools: Iterable[Any] = ()) -> None:

@@ -45,7 +45,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from thinkgraph.errors import ConfigError
+from thinkgraph.errors import ConfigError, first_line
 
 if TYPE_CHECKING:
     # Only for the types: the CLI reads an address before it builds any graph, and
@@ -69,6 +69,7 @@ __all__ = [
     "is_file_address",
     "is_gone",
     "langgraph_json_address",
+    "load_attr",
     "load_builder",
     "normal_address",
     "recorded_address",
@@ -96,13 +97,17 @@ class GraphAddressError(ConfigError):
     """A graph address that cannot be read or imported, or a builder that has none."""
 
 
-def _split(address: str) -> tuple[str, str]:
+def _split(address: str, what: str = "graph") -> tuple[str, str]:
     # rpartition: a Windows path has a colon of its own ("C:\\x\\g.py:build").
     where, sep, attr = address.strip().rpartition(":")
     if not sep or not where or not attr or not all(p.isidentifier() for p in attr.split(".")):
+        if what == "graph":
+            raise GraphAddressError(
+                f"graph {address!r}: use module:function or path/to/file.py:function, naming "
+                "a function that takes Deps and returns an uncompiled StateGraph"
+            )
         raise GraphAddressError(
-            f"graph {address!r}: use module:function or path/to/file.py:function, naming a "
-            "function that takes Deps and returns an uncompiled StateGraph"
+            f"{what} {address!r}: use module:attribute or path/to/file.py:attribute"
         )
     return where, attr
 
@@ -112,25 +117,20 @@ def is_file_address(where: str) -> bool:
     return where.endswith(".py") or "/" in where or "\\" in where
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
-def _module_from_file(address: str, where: str, base: Path | None) -> ModuleType:
+def _module_from_file(address: str, where: str, base: Path | None, what: str) -> ModuleType:
     path = Path(where).expanduser()
     if not path.is_absolute():
         path = (base or Path.cwd()) / path
     path = path.resolve()
     if not path.is_file():
-        raise GraphAddressError(f"graph {address!r}: no file {path}; check the path")
+        raise GraphAddressError(f"{what} {address!r}: no file {path}; check the path")
     name = _FILE_MODULE + hashlib.sha1(str(path).encode()).hexdigest()[:12]
     loaded = sys.modules.get(name)
     if loaded is not None:
         return loaded
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise GraphAddressError(f"graph {address!r}: {path} is not a Python file")
+        raise GraphAddressError(f"{what} {address!r}: {path} is not a Python file")
     module = importlib.util.module_from_spec(spec)
     # As `langgraph dev` does: the file's own imports find the modules beside it.
     if str(path.parent) not in sys.path:
@@ -141,24 +141,31 @@ def _module_from_file(address: str, where: str, base: Path | None) -> ModuleType
     except Exception as exc:
         del sys.modules[name]
         raise GraphAddressError(
-            f"graph {address!r}: importing {path} failed ({_first_line(exc)})"
+            f"{what} {address!r}: importing {path} failed ({first_line(exc)})"
         ) from exc
     return module
 
 
-def _module(address: str, where: str, base: Path | None) -> ModuleType:
+def _module(address: str, where: str, base: Path | None, what: str) -> ModuleType:
     if is_file_address(where):
-        return _module_from_file(address, where, base)
+        return _module_from_file(address, where, base, what)
+    if base is not None and str(base.resolve()) not in sys.path:
+        sys.path.insert(0, str(base.resolve()))  # a module beside the caller's folder
     try:
         return importlib.import_module(where)
     except ModuleNotFoundError as exc:
-        raise GraphAddressError(
-            f"graph {address!r}: module {where!r} not found ({exc}); run from the folder "
-            "that holds it or put it on PYTHONPATH"
+        if exc.name is not None and (where + ".").startswith(exc.name + "."):
+            looked = f"{base.resolve()} or sys.path" if base is not None else "sys.path"
+            raise GraphAddressError(
+                f"{what} {address!r}: module {where!r} is not found from {looked}; run from "
+                "the folder that holds it, or put that folder on PYTHONPATH"
+            ) from exc
+        raise GraphAddressError(  # the module is there; an import of its own failed
+            f"{what} {address!r}: importing module {where!r} failed ({first_line(exc)})"
         ) from exc
     except Exception as exc:
         raise GraphAddressError(
-            f"graph {address!r}: importing module {where!r} failed ({_first_line(exc)})"
+            f"{what} {address!r}: importing module {where!r} failed ({first_line(exc)})"
         ) from exc
 
 
@@ -169,6 +176,30 @@ def normal_address(address: str, *, base: Path | None = None) -> str:
     if not is_file_address(where) or where == UNNAMED:
         return f"{where}:{attr}"
     return f"{((base or Path.cwd()) / Path(where).expanduser()).resolve()}:{attr}"
+
+
+def load_attr(address: str, what: str, *, base: Path | None = None) -> Any:
+    """What an address names, imported now: the one importer of every ``module:attr``
+    option (``--graph``, ``--tools``, ``--agent``, ``--validator``, an exported test's).
+
+    Args:
+        address: ``module:attr`` or ``path/to/file.py:attr`` (``attr`` may be dotted).
+        what: what the address is for, as the messages name it ("graph", "--tools", …).
+        base: the folder a relative file path is read from (default: the current one).
+
+    Raises:
+        GraphAddressError: the address is malformed, its module or file cannot be
+            imported, or it has no such attribute (one line each, naming the fix).
+    """
+    where, attr = _split(address, what)
+    value: Any = _module(address, where, base, what)
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise GraphAddressError(
+                f"{what} {address!r}: {where!r} has no attribute {attr!r}; check the name"
+            )
+        value = getattr(value, part)
+    return value
 
 
 def load_builder(address: str, *, base: Path | None = None) -> GraphBuilder:
@@ -188,14 +219,7 @@ def load_builder(address: str, *, base: Path | None = None) -> GraphBuilder:
             f"graph {address!r} has no address (a builder defined inside a function, a lambda "
             "or a partial); pass --graph module:function naming a module-level builder"
         )
-    where, attr = _split(address)
-    value: Any = _module(address, where, base)
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise GraphAddressError(
-                f"graph {address!r}: {where!r} has no attribute {attr!r}; check the name"
-            )
-        value = getattr(value, part)
+    value = load_attr(address, "graph", base=base)
     if isinstance(value, type) or not callable(value):
         kind = "class" if isinstance(value, type) else type(value).__name__
         raise GraphAddressError(
@@ -274,7 +298,7 @@ def _langgraph_json_graphs(folder: Path | None = None) -> tuple[Path, dict[str, 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise GraphAddressError(f"{path}: cannot read it as JSON ({_first_line(exc)})") from exc
+        raise GraphAddressError(f"{path}: cannot read it as JSON ({first_line(exc)})") from exc
     graphs = data.get("graphs") if isinstance(data, dict) else None
     if not graphs:
         return path, {}

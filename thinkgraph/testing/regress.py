@@ -20,7 +20,6 @@ pytest plugin compares the fixture's graph with the test's, as text (`graph_mism
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -31,7 +30,7 @@ from typing import Any
 from thinkgraph._agent_parts import as_tool, replay_drivers
 from thinkgraph.agent import Agent
 from thinkgraph.errors import ConfigError
-from thinkgraph.graphs.address import normal_address
+from thinkgraph.graphs.address import load_attr, normal_address
 from thinkgraph.llm.scripted import ScriptedModel
 from thinkgraph.nodes.model import request_digest, sent_messages
 from thinkgraph.result import RunResult
@@ -246,44 +245,21 @@ def _on_path(root: str | Path | None) -> Path | None:
     return folder
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
 def load_address(address: str, root: str | Path | None = None) -> Any:
-    """What ``module:attr`` names (a tool or a list of tools), imported now.
+    """What ``module:attr`` (or ``path/to/file.py:attr``) names (a tool or a list of
+    tools), imported now by the one importer of addresses (`load_attr`).
 
     Args:
-        address: ``module.sub:attr``.
-        root: a folder the module may be in (put first on sys.path).
+        address: ``module.sub:attr`` or ``path/to/file.py:attr``.
+        root: the folder a module or a relative file is looked for in (put first on
+            sys.path).
 
     Raises:
         ConfigError: one line: a malformed address, a module not found (naming where it
             was looked for and what to do), a module that fails to import, no such
             attribute.
     """
-    module_name, _, attr = address.partition(":")
-    if not module_name or not attr or module_name.endswith(".py"):
-        raise ConfigError(f"tools {address!r}: write module:attr (pkg.mod:attr)")
-    folder = _on_path(root)
-    try:
-        value = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
-            raise ConfigError(f"tools {address!r}: importing failed ({_first_line(exc)})") from exc
-        where = f"{folder} or sys.path" if folder is not None else "sys.path"
-        raise ConfigError(
-            f"tools {address!r}: module {module_name!r} is not found from {where}; run pytest "
-            "from the folder that holds it, or put that folder on PYTHONPATH"
-        ) from exc
-    except Exception as exc:
-        raise ConfigError(f"tools {address!r}: importing failed ({_first_line(exc)})") from exc
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise ConfigError(f"tools {address!r}: {module_name!r} has no attribute {attr!r}")
-        value = getattr(value, part)
-    return value
+    return load_attr(address, "tools", base=None if root is None else Path(root))
 
 
 def load_tools(tools: Sequence[Any], root: str | Path | None = None) -> list[Tool]:
