@@ -47,6 +47,7 @@ __all__ = [
     "as_tool",
     "built_graph",
     "description_of",
+    "joined_breakpoints",
     "open_driver",
     "replay_drivers",
     "traced_config",
@@ -78,6 +79,14 @@ def as_breakpoints(
                 f"breakpoint on unknown node {name!r}; the nodes are {', '.join(sorted(nodes))}"
             )
     return points
+
+
+def joined_breakpoints(first: Breakpoints, second: Breakpoints) -> Breakpoints:
+    """Both sets of breakpoints, each node once, in order."""
+    return Breakpoints(
+        before=tuple(dict.fromkeys((*first.before, *second.before))),
+        after=tuple(dict.fromkeys((*first.after, *second.after))),
+    )
 
 
 def as_tool(item: Tool | BaseTool | Callable[..., Any]) -> Tool:

@@ -21,12 +21,14 @@ from thinkgraph._agent_parts import (
     agent_deps,
     as_breakpoints,
     built_graph,
+    joined_breakpoints,
     open_driver,
     traced_config,
 )
 from thinkgraph._agent_parts import areplay as replay_of_agent
 from thinkgraph._sync import sync_iterator, sync_method
 from thinkgraph.graphs.address import graph_metadata, graph_source
+from thinkgraph.graphs.build import declared_breakpoints
 from thinkgraph.llm.base import ChatModel
 from thinkgraph.nodes.deps import Validator
 from thinkgraph.policies.base import Policy
@@ -110,6 +112,8 @@ class Agent:
         self.breakpoints = as_breakpoints(
             breakpoints, self._builder.nodes if self._builder else REACT_NODES
         )
+        if built:  # and those the graph declares (`ReasoningGraph.add_breakpoint`)
+            self.breakpoints = joined_breakpoints(self.breakpoints, declared_breakpoints(built))
         self._store, self._retention = store, retention  # retention: prune runs as they end
         self._driver: Driver | None = None
         # LangChain tracing for every graph call of this agent (run, resume, fork, events).

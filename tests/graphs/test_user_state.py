@@ -191,3 +191,38 @@ def test_a_state_whose_types_cannot_be_read_is_one_line_when_built() -> None:
     with pytest.raises(GraphConfigError) as caught:
         react_graph(deps, state=Unread)
     assert "NoSuchType" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_builder_declares_its_validators_and_breakpoints_on_the_graph(
+    sqlite_url: str,
+) -> None:
+    from thinkgraph.state import ValidationStep, Verdict
+
+    def has_digits(answer: str, state: Any) -> Verdict:
+        ok = any(c.isdigit() for c in answer)
+        return Verdict(passed=ok, reason="answer with a number", validator="has_digits")
+
+    def build_declared(deps: Deps) -> Any:
+        graph = react_graph(deps, state=PlanState)
+        graph.add_node("planner", planner)
+        graph.set_entry("planner")
+        graph.add_edge("planner", "think")
+        graph.add_validator(has_digits)
+        graph.add_breakpoint("after", "planner")
+        return graph.build()
+
+    replies = ["Thought: guess\nFinal Answer: many", "Thought: count\nFinal Answer: 42"]
+    with Agent(ScriptedModel(replies), build_graph=build_declared, store=sqlite_url) as agent:
+        paused = agent.run("count", thread_id="d1")
+        assert paused.status == "paused"
+        assert [p.kind for p in paused.pending] == ["breakpoint"]
+        result = agent.resume("d1")
+    assert (result.status, result.answer) == ("done", "42")
+    reviews = [s for s in result.chain if isinstance(s, ValidationStep)]
+    assert [(r.answer, r.passed) for r in reviews] == [("many", False), ("42", True)]
+
+    def build_wrong(deps: Deps) -> Any:
+        return react_graph(deps).add_breakpoint("before", "judge").build()
+
+    with pytest.raises(GraphConfigError, match="breakpoint on 'judge', which is not a node"):
+        Agent(ScriptedModel([]), build_graph=build_wrong)

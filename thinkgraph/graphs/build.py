@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import (
     Any,
@@ -75,11 +76,12 @@ from thinkgraph.graphs.routes import (
 from thinkgraph.graphs.routing import _sends
 from thinkgraph.graphs.shape import ROUTES_ATTR, approval_tools, guarded_router
 from thinkgraph.guards import guard_label
-from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.deps import Deps, Validator
 from thinkgraph.nodes.gate import waiting_calls
 from thinkgraph.state import AGENT_KEYS, AgentState, Counters, is_own_key
+from thinkgraph.types import Breakpoints
 
-__all__ = ["GraphBuilder", "ReasoningGraph", "react_graph"]
+__all__ = ["GraphBuilder", "ReasoningGraph", "declared_breakpoints", "react_graph"]
 
 GraphBuilder: TypeAlias = Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]
 """A function that builds an uncompiled graph from the agent's parts, like
@@ -251,6 +253,10 @@ class ReasoningGraph:
         self.deps = deps
         self.entry = entry
         self.state = checked_state(state)
+        self._ours: set[str] = set()
+        """Our nodes as `react_graph` made them (rebuilt when the graph adds validators)."""
+        self._validators: list[Validator] = []
+        self._breakpoints: dict[str, list[str]] = {"before": [], "after": []}
         self._nodes: dict[str, tuple[Any, str]] = {}
         self._edges: list[tuple[str, str]] = []
         self._table: dict[str, _Routes] = {}
@@ -276,6 +282,7 @@ class ReasoningGraph:
     def remove_node(self, name: str) -> ReasoningGraph:
         """Take a node out with its edges and routes; routes to it must then go elsewhere."""
         self._nodes.pop(name, None)
+        self._ours.discard(name)
         self._table.pop(name, None)
         self._edges = [(s, t) for s, t in self._edges if name not in (s, t)]
         return self
@@ -288,6 +295,20 @@ class ReasoningGraph:
     def set_entry(self, name: str) -> ReasoningGraph:
         """Start runs at `name` (e.g. a planner of yours before think)."""
         self.entry = name
+        return self
+
+    def add_validator(self, validator: Validator) -> ReasoningGraph:
+        """Put answers through `validator` too, ``(answer, state) -> Verdict``, beside the
+        agent's: the graph's validate node runs both (no need to touch `Deps`)."""
+        self._validators.append(validator)
+        return self
+
+    def add_breakpoint(self, when: Literal["before", "after"], node: str) -> ReasoningGraph:
+        """Pause every run of the graph before or after `node`, beside the agent's
+        breakpoints (a run stores them, so it keeps them when resumed or forked)."""
+        if when not in ("before", "after"):
+            raise GraphConfigError(f"add_breakpoint takes 'before' or 'after', not {when!r}")
+        self._breakpoints[when].append(node)
         return self
 
     # -- routes ---------------------------------------------------------------------------
@@ -407,8 +428,19 @@ class ReasoningGraph:
             if input_schema is None
             else StateGraph(self.state, input_schema=input_schema)
         )
-        for name, (node, _) in self._nodes.items():
+        deps = self.deps
+        if self._validators:
+            deps = dataclasses.replace(deps, validators=(*deps.validators, *self._validators))
+        for name, (node, kind) in self._nodes.items():
+            if kind == VALIDATE and deps is not self.deps and name in self._ours:
+                node = parts.validate_node(deps, name=name)  # with the graph's validators
             graph.add_node(name, node)
+        for name in (*self._breakpoints["before"], *self._breakpoints["after"]):
+            if name not in self._nodes:
+                raise GraphConfigError(
+                    f"breakpoint on {name!r}, which is not a node of the graph; the nodes "
+                    f"are {', '.join(self._nodes)}"
+                )
         graph.add_edge(START, self.entry)
         for source, target in self._edges:
             graph.add_edge(source, target)
@@ -427,7 +459,10 @@ class ReasoningGraph:
                 guarded_router(router)
             ends: dict[Hashable, str] = {label: target for label, target in path.items()}
             graph.add_conditional_edges(source, router, ends)
-        check_graph(graph, deps=self.deps)
+        check_graph(graph, deps=deps)
+        _DECLARED[graph] = Breakpoints(
+            before=tuple(self._breakpoints["before"]), after=tuple(self._breakpoints["after"])
+        )
         return graph
 
     def _check_into_act(self, source: str, path: Mapping[str, str]) -> None:
@@ -441,6 +476,19 @@ class ReasoningGraph:
                 f"the route {label!r} of node {source!r} goes to {target!r}, but it carries "
                 f"tool calls, one act task each; send it to an act node (parts.act_node)"
             )
+
+
+_DECLARED: weakref.WeakKeyDictionary[Any, Breakpoints] = weakref.WeakKeyDictionary()
+"""The breakpoints each built graph declares (`ReasoningGraph.add_breakpoint`)."""
+
+
+def declared_breakpoints(graph: Any) -> Breakpoints:
+    """The breakpoints `graph` (built by `ReasoningGraph.build`) declares; none for others."""
+    builder = getattr(graph, "builder", graph)  # a compiled graph keeps its StateGraph
+    try:
+        return _DECLARED.get(builder) or Breakpoints()
+    except TypeError:  # not weakly referenceable: not one of ours
+        return Breakpoints()
 
 
 def _items(routes: Mapping[str, str] | Iterable[Route]) -> Iterable[Any]:
@@ -509,6 +557,7 @@ def react_graph(
     graph = ReasoningGraph(deps, entry=name[THINK], state=state)
     for kind, factory in _FACTORIES.items():
         graph.add_node(name[kind], factory(deps, name=name[kind]), kind=kind)
+        graph._ours.add(name[kind])
     for kind, routes in REACT_ROUTES.items():
         graph._table[name[kind]] = _Routes(
             [dataclasses.replace(r, target=name.get(r.target, r.target)) for r in routes],
