@@ -1,7 +1,8 @@
 """`thinkgraph diff RUN_A RUN_B` and `thinkgraph draw --diff RUN_A RUN_B`: compare two runs.
 
 Exit codes, as `diff(1)`'s: 0 the runs are the same, 1 they differ (diverged, or changed
-in content only), 2 bad usage or a run that is not in the store (one line says so).
+in content or own state only), 2 bad usage or a run that is not in the store (one line
+says so).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -31,6 +33,8 @@ from thinkgraph.storage.urls import shown_url
 
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult
+    from thinkgraph.runs.reader import CheckpointInfo
+    from thinkgraph.views.diff import RunDiff
 
 __all__ = ["DIFF_FORMATS", "diff", "draw_diff"]
 
@@ -38,12 +42,37 @@ DIFF_FORMATS = ("text", "md", "json", "html")
 """What `thinkgraph diff --format` writes ("markdown" is taken for "md", as `show` says)."""
 
 
-def read_runs(
-    url: str, threads: tuple[str, str], graph: str | None = None
-) -> tuple[RunResult, RunResult, Any]:
-    """Both runs from the store, read from their record, and our compiled graph (a run of
-    another graph is drawn on the graph its task step records, `run_graph_model`); a run
-    that is not there is one line naming how to list the runs."""
+@dataclass(frozen=True, slots=True)
+class _Runs:
+    """Two runs as their record has them, to compare and draw."""
+
+    a: RunResult
+    b: RunResult
+    graph: Any
+    """Our compiled graph (a run of another graph is drawn on the graph its task step
+    records, `run_graph_model`)."""
+    histories: tuple[list[CheckpointInfo], list[CheckpointInfo]]
+    """Both runs' checkpoints, oldest first, when either has state of its own (else
+    empty: nothing to compare node by node)."""
+
+    def diff(self, tools: Any = None) -> RunDiff:
+        """The runs compared: steps, first divergence, own state (`diff_runs`)."""
+        from thinkgraph.views.diff import diff_runs
+
+        return diff_runs(
+            self.a.chain,
+            self.b.chain,
+            a=self.a,
+            b=self.b,
+            tools=tools,
+            history_a=self.histories[0],
+            history_b=self.histories[1],
+        )
+
+
+def read_runs(url: str, threads: tuple[str, str], graph: str | None = None) -> _Runs:
+    """Both runs from the store, read from their record; a run that is not there is one
+    line naming how to list the runs."""
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
 
@@ -58,8 +87,10 @@ def read_runs(
                     f"no run {thread!r} in {shown_url(url)}; list runs with: thinkgraph runs"
                     + ("" if url == default_store() else f" --store {shown_url(url)}")
                 )
-        compiled = agent.graph
-    return found[0], found[1], compiled
+        histories: tuple[list[CheckpointInfo], list[CheckpointInfo]] = ([], [])
+        if found[0].state or found[1].state:
+            histories = (agent.history(threads[0]), agent.history(threads[1]))
+        return _Runs(found[0], found[1], agent.graph, histories)
 
 
 def _diagram(
@@ -117,11 +148,12 @@ def diff(
     """Compare two runs: their steps aligned, where they first diverge, their totals.
 
     The first divergence is where the runs first decide differently: a route (another
-    next node), a tool, the arguments of a call (field by field), or the answer. Secrets
-    are masked as `show` masks them. Exit 0 when the runs are the same, 1 when they
-    differ (as diff(1) does), 2 on bad usage.
+    next node), a tool, the arguments of a call (field by field), the answer, or the
+    state keys a graph of yours declares (the first node after which they differ). Keys of
+    that state that differ at the end are listed too. Secrets are masked as `show` masks
+    them. Exit 0 when the runs are the same, 1 when they differ (as diff(1) does), 2 on
+    bad usage.
     """
-    from thinkgraph.views.diff import diff_runs
     from thinkgraph.views.diff_render import (
         diff_to_html,
         diff_to_json,
@@ -137,8 +169,8 @@ def diff(
     same = [False]
 
     def go() -> None:
-        result_a, result_b, drawn = read_runs(url, (run_a, run_b), graph)
-        found = diff_runs(result_a.chain, result_b.chain, a=result_a, b=result_b, tools=known)
+        runs = read_runs(url, (run_a, run_b), graph)
+        found = runs.diff(known)
         if fmt == "text":
             text = diff_to_text(found)
         elif fmt == "md":
@@ -146,7 +178,7 @@ def diff(
         elif fmt == "json":
             text = diff_to_json(found) + "\n"
         else:
-            diagram = _page_diagram(result_a, result_b, drawn, found.divergence)
+            diagram = _page_diagram(runs.a, runs.b, runs.graph, found.divergence)
             text = diff_to_html(found, diagram=diagram)
         _write(text, output, f"{fmt}, {found.outcome}")
         same[0] = found.same
@@ -160,7 +192,6 @@ def draw_diff(
     runs: tuple[str, str], store: str, fmt: str, output: Path | None, graph: str | None = None
 ) -> None:
     """`draw --diff RUN_A RUN_B`: the graph with both runs' paths, shared and apart."""
-    from thinkgraph.views.diff import diff_runs
     from thinkgraph.viz.diff import DIFF_FORMATS as DRAW_FORMATS
 
     if fmt not in DRAW_FORMATS:
@@ -170,8 +201,7 @@ def draw_diff(
     url = existing_store(store)
 
     def go() -> None:
-        result_a, result_b, drawn = read_runs(url, runs, graph)
-        found = diff_runs(result_a.chain, result_b.chain, a=result_a, b=result_b)
-        _write(_diagram(result_a, result_b, drawn, fmt, found.divergence), output, fmt)
+        read = read_runs(url, runs, graph)
+        _write(_diagram(read.a, read.b, read.graph, fmt, read.diff().divergence), output, fmt)
 
     guarded(go)

@@ -62,6 +62,7 @@ __all__ = [
     "CheckpointInfo",
     "RunReader",
     "breakpoint_pause",
+    "checkpoint_info",
     "checkpoints",
     "no_run",
     "pending_of",
@@ -132,6 +133,15 @@ class RunReader:
             if self._store.get_tuple(_config(thread_id)) is None:
                 raise no_run(thread_id)
         return list(reversed(list(checkpoints(self._store, thread_id))))
+
+    async def ahistory(self, thread_id: str) -> list[CheckpointInfo]:
+        """`history`, from async code (a replay compares its own state with its source's
+        node by node)."""
+        if await self.latest_tuple(thread_id) is None:
+            raise no_run(thread_id)
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        found = [checkpoint_info(item) async for item in self._store.alist(config)]
+        return found[::-1]
 
     async def latest(self, thread_id: str) -> StateSnapshot:
         """The latest checkpoint's small channels and open interrupts, without the chain.
@@ -363,16 +373,21 @@ def checkpoints(saver: BaseCheckpointSaver[Any], thread_id: str) -> Iterator[Che
     """The checkpoints of a thread, newest first, read without rebuilding the chain."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
     for item in saver.list(config):
-        values = item.checkpoint.get("channel_values", {})
-        counters = values.get("counters")
-        ts = item.checkpoint.get("ts")
-        yield CheckpointInfo(
-            checkpoint_id=item.checkpoint["id"],
-            node=str(values.get("node") or "start"),
-            step=counters.steps if isinstance(counters, Counters) else 0,
-            at=datetime.fromisoformat(ts) if isinstance(ts, str) else None,
-            state=own_keys(values),
-        )
+        yield checkpoint_info(item)
+
+
+def checkpoint_info(item: CheckpointTuple) -> CheckpointInfo:
+    """One listed checkpoint as `history` gives it, its chain left as stored."""
+    values = item.checkpoint.get("channel_values", {})
+    counters = values.get("counters")
+    ts = item.checkpoint.get("ts")
+    return CheckpointInfo(
+        checkpoint_id=item.checkpoint["id"],
+        node=str(values.get("node") or "start"),
+        step=counters.steps if isinstance(counters, Counters) else 0,
+        at=datetime.fromisoformat(ts) if isinstance(ts, str) else None,
+        state=own_keys(values),
+    )
 
 
 def without_chain(found: CheckpointTuple) -> StateSnapshot:

@@ -14,9 +14,15 @@ graph, never by the exact request:
 The replay is then compared with its source (`thinkgraph.views.diff.diff_runs`, as
 `thinkgraph diff` does), and the report says `same`; `request changed` (the same path, but
 a model was sent something else: a prompt edit, shown as a text diff); `changed` (the
-same decisions, other content); or the **first divergence**: route, tool, args or answer.
+same decisions, other content); or the **first divergence**: route, tool, args, answer or
+state. For a graph with state of its own (keys beyond `AgentState`), the replay's keys are
+compared with the source's at each node, from both runs' checkpoints: the first node visit
+after which they differ is a `state` divergence, naming the node, the keys and both values
+(masked).
 
-At a divergence the replay stops: the record has nothing more that fits. With
+At a route, tool, args or answer divergence the replay stops: the record has nothing more
+that fits. A state divergence does not stop it: the record still serves every reply and
+result by its place, and it is found once the replay has ended. With
 `live_from_divergence` it goes on with the real model, at most `max_calls` requests sent
 (retries included), and the real tools; a call that needs approval pauses the replay
 there, unanswered.
@@ -50,6 +56,7 @@ from thinkgraph.nodes.gate import needs_person
 from thinkgraph.result import RunResult
 from thinkgraph.runs.driver import Driver
 from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, StepEvent
+from thinkgraph.runs.reader import CheckpointInfo
 from thinkgraph.state import (
     BaseStep,
     HumanStep,
@@ -67,6 +74,7 @@ from thinkgraph.tools.base import Tool, ToolContext
 from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.types import StepLimits
 from thinkgraph.views.diff import RunDiff, RunDivergence, diff_runs, visit_starts
+from thinkgraph.views.diff_render import change_line
 from thinkgraph.views.redact import Redactor
 from thinkgraph.views.visibility import tool_map
 
@@ -163,6 +171,9 @@ class ReplayReport:
     def to_text(self) -> str:
         """The report as the CLI prints it."""
         lines = [f"replay {self.replay.thread_id} of {self.source.thread_id}: {self.headline()}"]
+        divergence = self.diff.divergence
+        if divergence is not None:  # each field that differs, as `thinkgraph diff` lists them
+            lines += [f"  {change_line(change)}" for change in divergence.changes]
         if self.outcome == "request changed":
             first = self.requests[0]
             if first.tools_changed:
@@ -228,6 +239,7 @@ class ReplayReport:
             "tool_runs": self.tool_runs,
             "stopped": self.stopped or None,
             "live": self.live,
+            "state": [{"path": c.path, "source": c.a, "replay": c.b} for c in self.diff.state],
         }
 
 
@@ -688,7 +700,21 @@ async def areplay(
         why = f"after {_count(max_calls, 'real model request')} (max_calls)"
     names = (source.thread_id, replay.thread_id)
     tools = list(driver.deps.tools)
-    diff = diff_runs(source.chain, replay.chain, a=source, b=replay, tools=tools)
+    histories: tuple[list[CheckpointInfo], list[CheckpointInfo]] = ([], [])
+    if source.state or replay.state:  # only a graph with state of its own: node by node
+        histories = (
+            await source_driver.reader.ahistory(thread_id),
+            await driver.reader.ahistory(target),
+        )
+    diff = diff_runs(
+        source.chain,
+        replay.chain,
+        a=source,
+        b=replay,
+        tools=tools,
+        history_a=histories[0],
+        history_b=histories[1],
+    )
     report = ReplayReport(
         source=source,
         replay=replay,

@@ -18,7 +18,16 @@ from typing import Any, Literal, TypeAlias
 from thinkgraph.state import BaseStep, FinalStep, LLMCallStep, ToolCallStep, ToolResultStep
 from thinkgraph.views.redact import MASK, Redactor
 
-__all__ = ["MAX_CHANGES", "FieldChange", "PairOp", "StepPair", "align", "field_changes", "step_key"]
+__all__ = [
+    "MAX_CHANGES",
+    "FieldChange",
+    "PairOp",
+    "StepPair",
+    "align",
+    "field_changes",
+    "step_key",
+    "value_changes",
+]
 
 PairOp: TypeAlias = Literal["same", "changed", "inserted", "deleted"]
 
@@ -158,14 +167,21 @@ def field_changes(
     raw_a: BaseStep, raw_b: BaseStep, shown_a: BaseStep, shown_b: BaseStep
 ) -> tuple[tuple[FieldChange, ...], int]:
     """The fields that differ, compared on the real values, shown from the masked ones."""
+    return value_changes(_dump(raw_a), _dump(raw_b), _dump(shown_a), _dump(shown_b))
+
+
+def value_changes(
+    raw_a: Any, raw_b: Any, shown_a: Any, shown_b: Any
+) -> tuple[tuple[FieldChange, ...], int]:
+    """Where two JSON values differ (a step's fields, a run's own state), compared on the
+    real values and shown from the masked ones: at most `MAX_CHANGES`, and how many more."""
     found: list[tuple[_Path, bool, bool]] = []
-    _differing(_dump(raw_a), _dump(raw_b), (), found)
-    da, db = _dump(shown_a), _dump(shown_b)
+    _differing(raw_a, raw_b, (), found)
     changes = tuple(
         FieldChange(
             path=_path_text(path),
-            a=_at(da, path) if in_a else None,
-            b=_at(db, path) if in_b else None,
+            a=_at(shown_a, path) if in_a else None,
+            b=_at(shown_b, path) if in_b else None,
             in_a=in_a,
             in_b=in_b,
         )

@@ -29,6 +29,7 @@ __all__ = [
     "fmt_cost",
     "metric_parts",
     "shown_state",
+    "state_json",
     "state_line",
     "step_metrics",
 ]
@@ -146,9 +147,16 @@ def build_run_view(result: RunResult, **options: Unpack[ViewOptions]) -> RunView
     )
 
 
+def state_json(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a run's own state as JSON values, by name, unmasked: what two runs'
+    states are compared on (a changed secret is a change), never what is shown."""
+    found: dict[str, Any] = to_jsonable_python(dict(sorted(state.items())), fallback=repr)
+    return found
+
+
 def shown_state(state: Mapping[str, Any], redactor: Redactor) -> dict[str, Any]:
     """The keys of a run's own state as JSON values, masked as every value of a run is."""
-    shown: dict[str, Any] = redactor.value(to_jsonable_python(dict(state), fallback=repr))
+    shown: dict[str, Any] = redactor.value(state_json(state))
     return shown
 
 

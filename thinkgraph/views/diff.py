@@ -10,8 +10,13 @@
 - the **first divergence**, where the runs first decide differently, with its kind:
   `route` (from a node, each run goes to another next node), `tool` (another tool is
   called), `args` (the same tool with other arguments: a field-level diff) or `answer`
-  (another final answer). A difference of content alone (the model worded its reply
-  differently, a tool returned something else) changes steps but is no divergence;
+  (another final answer), or `state` (a node leaves other values in the keys of the
+  graph's own state, those it declares beyond `AgentState`: found when the runs'
+  checkpoints are given, `history_a` / `history_b`). A difference of content alone (the
+  model worded its reply differently, a tool returned something else) changes steps but
+  is no divergence;
+- the keys of the runs' own state that differ at the end (`RunDiff.state`): a key in one
+  run only, or another value, field by field;
 - each run's totals side by side: steps, model and tool calls, tokens and cost.
 
 Everything a `RunDiff` holds is masked as the views mask a run (`Redactor`, one for both
@@ -31,9 +36,10 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from thinkgraph.state import (
     BaseStep,
@@ -51,13 +57,16 @@ from thinkgraph.views._diff_steps import (
     align,
     field_changes,
     step_key,
+    value_changes,
 )
+from thinkgraph.views._run import shown_state, state_json
 from thinkgraph.views.redact import Redactor
 from thinkgraph.views.visibility import tool_map
 
 __all__ = [
     "DivergenceKind",
     "FieldChange",
+    "NodeState",
     "PairOp",
     "RunDiff",
     "RunDivergence",
@@ -69,7 +78,7 @@ __all__ = [
     "visit_starts",
 ]
 
-DivergenceKind: TypeAlias = Literal["route", "tool", "args", "answer"]
+DivergenceKind: TypeAlias = Literal["route", "tool", "args", "answer", "state"]
 Outcome: TypeAlias = Literal["same", "diverged", "changed"]
 
 
@@ -86,6 +95,22 @@ class RunLike(Protocol):
     def answer(self) -> str | None: ...
     @property
     def counters(self) -> Counters: ...
+    @property
+    def state(self) -> Mapping[str, Any]: ...
+
+
+class NodeState(Protocol):
+    """One checkpoint of a run as `diff_runs` reads it (`Agent.history` lists them)."""
+
+    @property
+    def node(self) -> str:
+        """The node whose completion wrote it ("start" for the task input)."""
+        ...
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        """The keys of the run's own state there."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +118,10 @@ class RunDivergence:
     """Where two runs first decide differently."""
 
     kind: DivergenceKind
-    """route, tool, args or answer."""
+    """route, tool, args, answer or state."""
     node: str
-    """The node where they part: the one that routed, called or answered differently."""
+    """The node where they part: the one that routed, called, answered or left its own
+    state keys differently."""
     visit: int
     """Which visit of that node, from 1 (`think#2` is the second think)."""
     step_a: int | None
@@ -103,11 +129,12 @@ class RunDivergence:
     step_b: int | None
     """Likewise in run B."""
     a: str
-    """What run A does there: the next node, the tool, or the answer (masked)."""
+    """What run A does there: the next node, the tool, the answer, or the value of the first
+    state key that differs (JSON, or "absent") — masked."""
     b: str
     """What run B does there."""
     changes: tuple[FieldChange, ...] = ()
-    """For `args`: the arguments that differ."""
+    """For `args`: the arguments that differ; for `state`: the state keys."""
 
     @property
     def where(self) -> str:
@@ -154,11 +181,20 @@ class RunDiff:
     """Likewise for run B."""
     unknown_tools: tuple[str, ...] = ()
     """Called tools the diff was not given: all their values are masked."""
+    state: tuple[FieldChange, ...] = ()
+    """The keys of the runs' own state that differ at the end (masked), field by field."""
+    more_state: int = 0
+    """State fields that differ beyond those in `state`."""
 
     @property
     def same(self) -> bool:
-        """Whether every step of one run is the same as its counterpart in the other."""
-        return all(pair.op == "same" for pair in self.pairs)
+        """Whether the runs are the same: no divergence, every step the same as its
+        counterpart in the other run, and the same own state at the end."""
+        return (
+            self.divergence is None
+            and not self.state
+            and all(pair.op == "same" for pair in self.pairs)
+        )
 
     @property
     def outcome(self) -> Outcome:
@@ -174,10 +210,12 @@ class RunDiff:
             if self.same:
                 return "same: the runs took the same steps"
             count = sum(pair.op != "same" for pair in self.pairs)
-            return (
-                f"changed: same route, tools, arguments and answer; {count} "
-                f"step{'s' * (count != 1)} differ in content"
-            )
+            differ = [f"{count} step{'s' * (count != 1)} differ in content"] if count else []
+            if self.state:
+                fields = ", ".join(change.path for change in self.state)
+                more = f" and {self.more_state} more" if self.more_state else ""
+                differ.append(f"their own state differs at the end ({fields}{more})")
+            return "changed: same route, tools, arguments and answer; " + ", and ".join(differ)
         return "first divergence: " + describe_divergence(self.divergence, self.a, self.b)
 
 
@@ -200,6 +238,11 @@ def describe_divergence(d: RunDivergence, a: RunTotals, b: RunTotals) -> str:
     if d.kind == "args":
         fields = ", ".join(change.path for change in d.changes)
         return f"args at {d.where}: {d.a} is called with other arguments ({fields}){at(d.step_a)}"
+    if d.kind == "state":
+        first = d.changes[0].path if d.changes else "the state"
+        more = len(d.changes) - 1
+        tail = f" (and {more} more field{'s' * (more != 1)})" if more > 0 else ""
+        return f"state at {d.where}: {first} is {d.a} in {a.name}, {d.b} in {b.name}{tail}"
     return f"answer at {d.where}: {a.name} answers {d.a!r}, {b.name} answers {d.b!r}"
 
 
@@ -320,6 +363,87 @@ def _divergence(
     return None
 
 
+# -- the runs' own state ----------------------------------------------------------------------
+
+STATE_VALUE_CHARS = 60
+"""Longest state value a divergence names in its one line; longer ones end with "…"."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Point:
+    """A checkpoint as a node visit: the node, which visit of it, the own state after it."""
+
+    node: str
+    visit: int
+    state: Mapping[str, Any]
+
+
+def _points(history: Sequence[NodeState]) -> list[_Point]:
+    """A run's checkpoints as node visits, numbered as `_visits` numbers the chain's: each
+    checkpoint is one run of its node; LangGraph's two before the first node (the input,
+    and the step that starts the graph) are the one `start` visit."""
+    points: list[_Point] = []
+    counts: dict[str, int] = {}
+    for checkpoint in history:
+        node = checkpoint.node
+        if node == "start" and points and points[-1].node == "start":
+            points[-1] = _Point(node, points[-1].visit, checkpoint.state)
+            continue
+        counts[node] = counts.get(node, 0) + 1
+        points.append(_Point(node, counts[node], checkpoint.state))
+    return points
+
+
+def _brief(value: Any, present: bool) -> str:
+    if not present:
+        return "absent"
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    return text if len(text) <= STATE_VALUE_CHARS else text[: STATE_VALUE_CHARS - 1] + "…"
+
+
+def _state_divergence(
+    points_a: Sequence[_Point], points_b: Sequence[_Point], redactor: Redactor
+) -> RunDivergence | None:
+    """The first node visit, on the path both runs share, after which their own state keys
+    differ (compared on the real values, shown masked)."""
+    for pa, pb in zip(points_a, points_b, strict=False):
+        if pa.node != pb.node:
+            return None  # the paths part here: a route, which the chains tell
+        raw_a, raw_b = state_json(pa.state), state_json(pb.state)
+        if raw_a != raw_b:
+            shown = shown_state(pa.state, redactor), shown_state(pb.state, redactor)
+            changes, _ = value_changes(raw_a, raw_b, *shown)
+            first = changes[0]
+            return RunDivergence(
+                "state",
+                pa.node,
+                pa.visit,
+                None,
+                None,
+                _brief(first.a, first.in_a),
+                _brief(first.b, first.in_b),
+                changes=changes,
+            )
+    return None
+
+
+def _earlier(
+    chain: RunDivergence | None, state: RunDivergence | None, points_a: Sequence[_Point]
+) -> RunDivergence | None:
+    """The first of the two divergences along run A's node visits. At one visit, the state:
+    what a node leaves in it is what the routes after it read."""
+    if chain is None or state is None:
+        return state or chain
+    order: dict[tuple[str, int], int] = {}
+    for index, point in enumerate(points_a):
+        order.setdefault((point.node, point.visit), index)
+
+    def at(d: RunDivergence) -> int:
+        return order.get((d.node, d.visit), len(points_a))
+
+    return state if at(state) <= at(chain) else chain
+
+
 def _totals(
     name: str, chain: Sequence[BaseStep], run: RunLike | None, redactor: Redactor
 ) -> RunTotals:
@@ -356,8 +480,10 @@ def diff_runs(
     a: RunLike | None = None,
     b: RunLike | None = None,
     tools: Mapping[str, Tool] | Iterable[Tool] | None = None,
+    history_a: Sequence[NodeState] = (),
+    history_b: Sequence[NodeState] = (),
 ) -> RunDiff:
-    """Compare two runs: steps aligned, the first divergence, totals side by side.
+    """Compare two runs: steps aligned, the first divergence, own state, totals side by side.
 
     Args:
         chain_a: run A's steps (the reference, e.g. `RunResult.chain`).
@@ -367,6 +493,11 @@ def diff_runs(
         b: run B's result.
         tools: the runs' tools, for their sensitive fields (as in every view); calls to
             tools not given and not recorded with the run are masked in full.
+        history_a: run A's checkpoints, oldest first (`Agent.history`). With both
+            histories the runs' own state keys are compared node by node, and the first
+            node visit after which they differ is a `state` divergence; without, they are
+            compared at the end only (`RunDiff.state`), a difference of content.
+        history_b: run B's checkpoints, oldest first.
 
     Returns:
         A `RunDiff` whose every value is masked as the views mask a run.
@@ -387,14 +518,29 @@ def diff_runs(
             _renamed(totals[0], f"{totals[0].name} (A)"),
             _renamed(totals[1], f"{totals[1].name} (B)"),
         )
+    points_a = _points(history_a)
+    divergence = _earlier(
+        _divergence(steps_a, steps_b, totals, redactor, shown),
+        _state_divergence(points_a, _points(history_b), redactor),
+        points_a,
+    )
+    own_a, own_b = (run.state if run is not None else {} for run in (a, b))
+    state, more_state = value_changes(
+        state_json(own_a),
+        state_json(own_b),
+        shown_state(own_a, redactor),
+        shown_state(own_b, redactor),
+    )
     return RunDiff(
         a=totals[0],
         b=totals[1],
         pairs=tuple(aligner.pairs),
-        divergence=_divergence(steps_a, steps_b, totals, redactor, shown),
+        divergence=divergence,
         path_a=node_visits(steps_a),
         path_b=node_visits(steps_b),
         unknown_tools=tuple(redactor.unknown_tools),
+        state=state,
+        more_state=more_state,
     )
 
 

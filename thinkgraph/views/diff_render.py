@@ -1,7 +1,8 @@
 """A `RunDiff` as text, Markdown, JSON and one self-contained HTML page.
 
 Each renderer shows the same things in the same order: the verdict (`same`, the first
-divergence, or a change of content only), the two runs' totals side by side, then the
+divergence, or a change of content only), the two runs' totals side by side, the keys of
+their own state that differ at the end (the graph's keys beyond `AgentState`), then the
 aligned steps, one line each, marked ``=`` same, ``~`` changed (with the fields that
 differ), ``-`` only in run A and ``+`` only in run B. Everything shown comes from the
 diff, which is masked already: no renderer sees a secret.
@@ -27,6 +28,7 @@ from thinkgraph.views.text import step_body
 
 __all__ = [
     "DIFF_FORMAT_VERSION",
+    "change_line",
     "diff_to_html",
     "diff_to_json",
     "diff_to_json_dict",
@@ -87,6 +89,12 @@ _CONTEXT = 24
 """Characters kept before the first difference of two long values."""
 
 
+def change_line(change: FieldChange) -> str:
+    """A field that differs as one line of text: ``score: 10 → 20``, each value clipped."""
+    path, a, b = _change(change)
+    return f"{path}: {a} → {b}"
+
+
 def _num(step: BaseStep | None) -> str:
     return "" if step is None else f"#{step.number}"
 
@@ -115,6 +123,10 @@ def _rows(diff: RunDiff) -> list[tuple[str, str, str]]:
     ]
 
 
+STATE_TITLE = "State at the end"
+"""The heading of the runs' own state keys that differ at the end."""
+
+
 def _notes(diff: RunDiff) -> list[str]:
     note = unknown_tools_note(list(diff.unknown_tools))
     return [note] if note else []
@@ -132,16 +144,21 @@ def diff_to_text(diff: RunDiff, *, width: int = 100) -> str:
     """
     lines = [f"diff {diff.a.name} {diff.b.name}: {diff.outcome}", diff.describe()]
     if diff.divergence is not None:
-        lines += [f"  {p}: {x} → {y}" for p, x, y in map(_change, diff.divergence.changes)]
+        lines += [f"  {change_line(c)}" for c in diff.divergence.changes]
     rows = [("", diff.a.name, diff.b.name), *_rows(diff)]
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     lines.append("")
     lines += [f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]}".rstrip() for r in rows]
+    if diff.state:
+        lines += ["", STATE_TITLE.lower() + ":"]
+        lines += [f"  {change_line(c)}" for c in diff.state]
+        if diff.more_state:
+            lines.append(f"  … and {diff.more_state} more fields")
     lines += ["", f"  {'A':<5} {'B':<5} step"]
     for pair in diff.pairs:
         lines.append(_text_pair(pair, width))
-        lines += [f"      {p}: {x} → {y}" for p, x, y in map(_change, pair.changes)]
+        lines += [f"      {change_line(c)}" for c in pair.changes]
         if pair.more_changes:
             lines.append(f"      … and {pair.more_changes} more fields")
     lines += [f"note: {note}" for note in _notes(diff)]
@@ -175,6 +192,14 @@ def diff_to_markdown(diff: RunDiff, *, width: int = 100) -> str:
     lines += [
         f"| {what} | {escape_markdown(x)} | {escape_markdown(y)} |" for what, x, y in _rows(diff)
     ]
+    if diff.state:
+        lines += ["", f"## {STATE_TITLE}", ""]
+        lines += [
+            f"- {_code_span(p)}: {_code_span(x)} → {_code_span(y)}"
+            for p, x, y in map(_change, diff.state)
+        ]
+        if diff.more_state:
+            lines.append(f"- … and {diff.more_state} more fields")
     lines += ["", "## Steps", ""]
     for pair in diff.pairs:
         step = pair.b if pair.op == "inserted" else pair.a
@@ -238,6 +263,8 @@ def diff_to_json_dict(diff: RunDiff) -> dict[str, Any]:
         "path_b": list(diff.path_b),
         "unknown_tools": list(diff.unknown_tools),
         "notes": _notes(diff),
+        "state": [_change_json(c) for c in diff.state],
+        "more_state": diff.more_state,
         "steps": [
             {
                 "op": pair.op,
@@ -257,9 +284,10 @@ def diff_to_json(diff: RunDiff, *, indent: int | None = 2) -> str:
     Keys: `format` ("thinkgraph.diff/1"), `outcome` (same, diverged, changed), `same`,
     `summary` (the verdict in words), `a` and `b` (each run's totals), `divergence` (kind,
     node, visit, where, step_a, step_b, a, b, changes; or null), `path_a` and `path_b`
-    (the nodes each run went through), `unknown_tools`, `notes`, and `steps`: the aligned
-    pairs, each `op`, `a` and `b` (the masked step records, or null) and `changes`
-    (`path`, and `a` / `b` where that run has the field).
+    (the nodes each run went through), `unknown_tools`, `notes`, `state` (the runs' own
+    state keys that differ at the end, as changes) and `more_state` (how many more), and
+    `steps`: the aligned pairs, each `op`, `a` and `b` (the masked step records, or null)
+    and `changes` (`path`, and `a` / `b` where that run has the field).
     """
     return json.dumps(diff_to_json_dict(diff), indent=indent, ensure_ascii=False, default=repr)
 
@@ -341,6 +369,11 @@ def diff_to_html(diff: RunDiff, *, diagram: str | None = None, width: int = 2000
         f'<table class="totals" id="totals"><tr><th></th><th>{_e(a)}</th><th>{_e(b)}</th>'
         f"</tr>{rows}</table></header>"
     )
+    if diff.state:
+        parts.append(
+            f'<section id="state"><h2>{STATE_TITLE}</h2>'
+            f"{_changes_html(diff.state, diff.more_state)}</section>"
+        )
     parts.append(_diagram(diagram, None))
     parts.append(
         '<section id="steps"><h2>Steps</h2><table class="steps"><tr><th></th><th>step</th>'
