@@ -242,15 +242,6 @@ PUBLIC: dict[str, list[str]] = {
         "guard_label",
         "guard_stop",
     ],
-    "thinkgraph.streaming": [
-        "NodeStart",
-        "RunEnd",
-        "RunEvent",
-        "RunStart",
-        "StepEvent",
-        "asteps_of",
-        "steps_of",
-    ],
     "thinkgraph.server": [
         "build_app",
     ],

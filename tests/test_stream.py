@@ -10,8 +10,8 @@ import pytest
 
 from thinkgraph import Agent, Approve, ScriptedModel, tool
 from thinkgraph.errors import ThreadExistsError
+from thinkgraph.runs import NodeStart, RunEnd, RunStart, StepEvent
 from thinkgraph.state import LLMCallStep, ThoughtStep, ToolCall, ToolCallStep, ToolResultStep
-from thinkgraph.streaming import NodeStart, RunEnd, RunStart, StepEvent
 from thinkgraph.types import StepLimits
 
 

@@ -17,7 +17,7 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from thinkgraph.errors import ConfigError, GraphConfigError, ThinkgraphError, first_line
-from thinkgraph.graphs.build import GraphBuilder
+from thinkgraph.graphs.build import GraphBuilder, declared_breakpoints
 from thinkgraph.graphs.checks import check_graph
 from thinkgraph.graphs.react import build_react_graph
 from thinkgraph.llm import as_chat_model
@@ -59,12 +59,15 @@ REACT_NODES = frozenset(
 
 
 def as_breakpoints(
-    value: Breakpoints | Mapping[str, Iterable[str]] | None, nodes: Iterable[str] = REACT_NODES
+    value: Breakpoints | Mapping[str, Iterable[str]] | None, graph: StateGraph[Any] | None = None
 ) -> Breakpoints:
+    """An agent's breakpoints, checked against the nodes of `graph` (None: ours), joined
+    with those `graph` declares (`ReasoningGraph.add_breakpoint`)."""
+    declared = declared_breakpoints(graph) if graph is not None else Breakpoints()
     if value is None:
-        return Breakpoints()
+        return declared
     if isinstance(value, Breakpoints):
-        return value
+        return joined_breakpoints(value, declared)
     unknown = set(value) - {"before", "after"}
     if unknown:
         raise ConfigError(
@@ -72,13 +75,13 @@ def as_breakpoints(
             'e.g. breakpoints={"before": ["act"], "after": ["think"]}'
         )
     points = Breakpoints(before=tuple(value.get("before", ())), after=tuple(value.get("after", ())))
-    nodes = set(nodes)
+    nodes = set(graph.nodes) if graph is not None else REACT_NODES
     for name in (*points.before, *points.after):
         if name not in nodes:
             raise ConfigError(
                 f"breakpoint on unknown node {name!r}; the nodes are {', '.join(sorted(nodes))}"
             )
-    return points
+    return joined_breakpoints(points, declared)
 
 
 def joined_breakpoints(first: Breakpoints, second: Breakpoints) -> Breakpoints:

@@ -16,19 +16,16 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from thinkgraph._agent_parts import (
-    REACT_NODES,
     GraphBuilder,
     agent_deps,
     as_breakpoints,
     built_graph,
-    joined_breakpoints,
     open_driver,
     traced_config,
 )
 from thinkgraph._agent_parts import areplay as replay_of_agent
 from thinkgraph._sync import sync_iterator, sync_method
 from thinkgraph.graphs.address import graph_metadata, graph_source
-from thinkgraph.graphs.build import declared_breakpoints
 from thinkgraph.llm.base import ChatModel
 from thinkgraph.nodes.deps import Validator
 from thinkgraph.policies.base import Policy
@@ -109,11 +106,8 @@ class Agent:
         # (ours is checked by build_react_graph, on first use); errors name its address.
         built = build_graph and built_graph(build_graph, self.deps, self.limits, self.graph_address)
         self._builder = built
-        self.breakpoints = as_breakpoints(
-            breakpoints, self._builder.nodes if self._builder else REACT_NODES
-        )
-        if built:  # and those the graph declares (`ReasoningGraph.add_breakpoint`)
-            self.breakpoints = joined_breakpoints(self.breakpoints, declared_breakpoints(built))
+        # The agent's breakpoints, and those its graph declares (`add_breakpoint`).
+        self.breakpoints = as_breakpoints(breakpoints, built or None)
         self._store, self._retention = store, retention  # retention: prune runs as they end
         self._driver: Driver | None = None
         # LangChain tracing for every graph call of this agent (run, resume, fork, events).

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from thinkgraph import Agent, ScriptedModel
 from thinkgraph.cli import app
 from thinkgraph.cli._progress import ProgressLine, show
+from thinkgraph.runs import NodeStart, RunStart
 from thinkgraph.state import Counters
-from thinkgraph.streaming import NodeStart, RunStart
 from thinkgraph.types import StepLimits
 
 runner = CliRunner()

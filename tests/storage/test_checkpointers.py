@@ -80,7 +80,7 @@ def test_the_durable_stores_know_their_threads_from_the_index(saver: object) -> 
 
     from langgraph.checkpoint.base import empty_checkpoint
 
-    from thinkgraph.storage.extras import KnowsThreads
+    from thinkgraph.storage.contract import KnowsThreads
 
     assert isinstance(saver, KnowsThreads)
     root = {"configurable": {"thread_id": "kt-root", "checkpoint_ns": ""}}

@@ -32,8 +32,8 @@ import typer
 
 from thinkgraph.cli._app import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PAUSED, report
 from thinkgraph.cli._pending import exit_for
+from thinkgraph.runs import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
 from thinkgraph.state import BaseStep, Counters
-from thinkgraph.streaming import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
 from thinkgraph.views.redact import Redactor, unknown_tools_note
 
 if TYPE_CHECKING:

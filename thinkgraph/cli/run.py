@@ -40,7 +40,7 @@ from thinkgraph.cli._runs import make_model, new_graph, run_graph
 from thinkgraph.types import StepLimits
 
 if TYPE_CHECKING:
-    from thinkgraph.streaming import RunEvent
+    from thinkgraph.runs import RunEvent
 
 
 @app.command(rich_help_panel="Run")
@@ -124,7 +124,7 @@ def resume(
     """
     from thinkgraph.agent import Agent
     from thinkgraph.cli._progress import choose_mode, follow
-    from thinkgraph.streaming import RunEnd
+    from thinkgraph.runs import RunEnd
     from thinkgraph.views import to_text
 
     mode = choose_mode(as_json=opts.as_json, quiet=opts.quiet)

@@ -37,16 +37,7 @@ __all__ = [
     "calls_needing_approval",
     "decided_calls",
     "langchain_request",
-    "unapproved_calls",
 ]
-
-
-def unapproved_calls(deps: Deps, chain: Sequence[BaseStep], calls: Sequence[ToolCall]) -> list[str]:
-    """Ids of `calls` that need a person's decision and have none recorded in `chain`.
-
-    The gate (`thinkgraph.nodes.gate.waiting_calls`) for calls outside a state.
-    """
-    return waiting_calls({"chain": chain, "pending_calls": calls}, deps)
 
 
 def approval_requests(state: AgentState, deps: Deps) -> list[Pending]:

@@ -30,14 +30,14 @@ from thinkgraph.errors import (
     ThreadExistsError,
     ThreadNotFoundError,
 )
-from thinkgraph.streaming import NodeStart, StepEvent
+from thinkgraph.runs import NodeStart, StepEvent
 from thinkgraph.types import thread_id_problem
 
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
     from thinkgraph.result import RunResult
+    from thinkgraph.runs import RunEvent
     from thinkgraph.state import BaseStep
-    from thinkgraph.streaming import RunEvent
     from thinkgraph.worker import QueuedJob, RunQueue
 
 __all__ = ["MAX_RUNS", "Feed", "ServerRuns", "TooManyRunsError"]
