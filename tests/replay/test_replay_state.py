@@ -98,4 +98,8 @@ def test_a_fixture_compares_the_keys_at_the_end_only(sqlite_url: str) -> None:
     assert same.outcome == "same", same.to_text()
     # A fixture holds the run's end, not its checkpoints: no node to name, a change.
     assert (other.outcome, other.diff.divergence) == ("changed", None)
-    assert [change.path for change in other.diff.state] == ["score", "session_token"]
+    # The fixture holds the run masked: its secret key never reaches the file, and is
+    # compared masked on both sides (a fixture cannot know the secret to check it).
+    assert fixture.source.state["session_token"] == "***"
+    assert TOKEN not in fixture.source.model_dump_json()
+    assert [change.path for change in other.diff.state] == ["score"]

@@ -73,6 +73,7 @@ from thinkgraph.storage.contract import Store
 from thinkgraph.tools.base import Tool, ToolContext
 from thinkgraph.tools.registry import ToolRegistry
 from thinkgraph.types import StepLimits
+from thinkgraph.views._run import shown_state
 from thinkgraph.views.diff import RunDiff, RunDivergence, diff_runs, visit_starts
 from thinkgraph.views.diff_render import change_line
 from thinkgraph.views.redact import Redactor
@@ -700,6 +701,13 @@ async def areplay(
         why = f"after {_count(max_calls, 'real model request')} (max_calls)"
     names = (source.thread_id, replay.thread_id)
     tools = list(driver.deps.tools)
+    if getattr(source_driver, "holds_masked", False):
+        # A fixture holds its run masked (a secret never reaches its file): the replay's
+        # own state is compared masked the same way.
+        shown = shown_state(
+            replay.state, Redactor(replay.chain, tool_map(tools), mask_unknown=True)
+        )
+        replay = replay.model_copy(update={"state": shown})
     histories: tuple[list[CheckpointInfo], list[CheckpointInfo]] = ([], [])
     if source.state or replay.state:  # only a graph with state of its own: node by node
         histories = (

@@ -40,6 +40,7 @@ from thinkgraph.state import BaseStep, HumanStep, LLMCallStep, TaskStep, ToolCal
 from thinkgraph.tools import Tool
 from thinkgraph.tools.builtin import calculator
 from thinkgraph.types import StepLimits
+from thinkgraph.views._run import shown_state
 from thinkgraph.views.diff import node_visits
 from thinkgraph.views.redact import Redactor
 from thinkgraph.views.visibility import tool_map
@@ -205,6 +206,7 @@ def fixture_of(
             "answer": None if source.answer is None else redactor.text(source.answer),
             "detail": redactor.text(source.detail),
             "output": redactor.value(source.output),
+            "state": shown_state(source.state, redactor),
             "pending": [],
         }
     )
@@ -317,6 +319,9 @@ def graph_mismatch(fixture: Fixture, graph: str | None) -> str:
 
 class _Source:
     """The replay's source: the fixture's run, read from no store (as a `Driver` is read)."""
+
+    holds_masked = True
+    """The run is masked as the views mask it: a replay compares its own state masked."""
 
     def __init__(self, result: RunResult, store: Any) -> None:
         self.store = store
