@@ -101,14 +101,9 @@ def _all_imports() -> list[Import]:
     return [imp for f in files for imp in _imports_of(f, known)]
 
 
-PART_OF = {"thinkgraph.validators": "thinkgraph.nodes"}
-"""Modules that belong to a part of another name (docs/architecture.md): validators are nodes'."""
-
-
 def _part(module: str) -> str:
     """A module's part: its subpackage (thinkgraph.graphs) or the module itself (state)."""
-    part = ".".join(module.split(".")[:2])
-    return PART_OF.get(part, part)
+    return ".".join(module.split(".")[:2])
 
 
 def _cycles(edges: list[tuple[str, str]]) -> list[list[str]]:

@@ -9,7 +9,7 @@ from tests.support.openai_server import OpenAIServer
 from thinkgraph import Agent, ScriptedModel
 from thinkgraph.llm import LiteLLMModel
 from thinkgraph.state import LLMCallStep, ResetStep, ValidationStep
-from thinkgraph.validators import llm_critic, output_schema, parse_critique
+from thinkgraph.nodes.validators import llm_critic, output_schema, parse_critique
 
 
 class Invoice(BaseModel):

@@ -11,7 +11,7 @@ from thinkgraph.nodes.deps import Deps, Validator
 from thinkgraph.nodes.model import count_usage
 from thinkgraph.state import AgentState, BaseStep, Counters, ValidationStep, Verdict
 from thinkgraph.types import NextAction
-from thinkgraph.validators import LLMCritic, ModelReviewer
+from thinkgraph.nodes.validators import LLMCritic, ModelReviewer
 
 __all__ = ["review_answer", "run_validator", "validate"]
 

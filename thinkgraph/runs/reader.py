@@ -56,7 +56,7 @@ from thinkgraph.types import (
     check_thread_id,
     thread_id_problem,
 )
-from thinkgraph.validators import structured_output
+from thinkgraph.nodes.validators import structured_output
 
 __all__ = [
     "CheckpointInfo",
