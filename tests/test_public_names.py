@@ -153,6 +153,7 @@ PUBLIC: dict[str, list[str]] = {
         "ToolUsage",
         "aexecute_call",
         "execute_call",
+        "as_tool",
         "from_langchain",
         "mcp_tools",
         "tool",

@@ -8,8 +8,8 @@ from pydantic import BaseModel
 from tests.support.openai_server import OpenAIServer
 from thinkgraph import Agent, ScriptedModel
 from thinkgraph.llm import LiteLLMModel
-from thinkgraph.state import LLMCallStep, ResetStep, ValidationStep
 from thinkgraph.nodes.validators import llm_critic, output_schema, parse_critique
+from thinkgraph.state import LLMCallStep, ResetStep, ValidationStep
 
 
 class Invoice(BaseModel):

@@ -15,28 +15,24 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from thinkgraph._agent_parts import (
-    GraphBuilder,
-    agent_deps,
-    as_breakpoints,
-    built_graph,
-    open_driver,
-    traced_config,
-)
-from thinkgraph._agent_parts import areplay as replay_of_agent
 from thinkgraph._sync import sync_iterator, sync_method
 from thinkgraph.graphs.address import graph_metadata, graph_source
+from thinkgraph.graphs.breakpoints import as_breakpoints
+from thinkgraph.graphs.build import GraphBuilder
+from thinkgraph.graphs.builder import built_graph
 from thinkgraph.llm.base import ChatModel
-from thinkgraph.nodes.deps import Validator
+from thinkgraph.nodes.deps import Validator, agent_deps
 from thinkgraph.policies.base import Policy
 from thinkgraph.policies.context import ContextPolicy
 from thinkgraph.result import RunResult, RunSummary
-from thinkgraph.runs.driver import Driver, fresh_thread_id
+from thinkgraph.runs.driver import Driver, fresh_thread_id, open_driver
 from thinkgraph.runs.events import RunEvent, asteps_of, outcome
 from thinkgraph.runs.reader import CheckpointInfo, RunReader
+from thinkgraph.runs.replay import areplay_agent as replay_of_agent
 from thinkgraph.state import BaseStep
 from thinkgraph.storage import DEFAULT_STORE, Retention, close_checkpointer
 from thinkgraph.tools import Tool
+from thinkgraph.tracing import traced_config
 from thinkgraph.types import Breakpoints, RunStatus, StepLimits, check_thread_id
 
 if TYPE_CHECKING:

@@ -23,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.callbacks import Callbacks
+from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
 if TYPE_CHECKING:
@@ -57,6 +59,7 @@ __all__ = [
     "span",
     "start_tool_run",
     "tool_outcome",
+    "traced_config",
     "use_tracer_provider",
 ]
 
@@ -282,3 +285,22 @@ async def end_tool_run(run: AsyncCallbackManagerForToolRun, result: ToolResultSt
         await run.on_tool_end(result.output, name=result.tool)
     else:
         await run.on_tool_error(ToolCallFailed(result.error or "the tool failed"))
+
+
+def traced_config(
+    callbacks: Callbacks,
+    tags: Sequence[str],
+    metadata: Mapping[str, Any] | None,
+    run_name: str | None,
+) -> RunnableConfig:
+    """The LangChain tracing config every graph call of an agent carries (only what is set)."""
+    traced: RunnableConfig = {}
+    if callbacks:
+        traced["callbacks"] = callbacks
+    if tags:
+        traced["tags"] = list(tags)
+    if metadata:
+        traced["metadata"] = dict(metadata)
+    if run_name:
+        traced["run_name"] = run_name
+    return traced

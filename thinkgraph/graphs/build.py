@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import (
     Any,
@@ -53,6 +52,7 @@ from typing_extensions import is_typeddict
 
 from thinkgraph.errors import GraphConfigError, RouteLabelError
 from thinkgraph.graphs import parts
+from thinkgraph.graphs.breakpoints import declare_breakpoints
 from thinkgraph.graphs.checks import DEPS_ATTR, check_graph
 from thinkgraph.graphs.routes import (
     ACT,
@@ -81,7 +81,7 @@ from thinkgraph.nodes.gate import waiting_calls
 from thinkgraph.state import AGENT_KEYS, AgentState, Counters, is_own_key
 from thinkgraph.types import Breakpoints
 
-__all__ = ["GraphBuilder", "ReasoningGraph", "declared_breakpoints", "react_graph"]
+__all__ = ["GraphBuilder", "ReasoningGraph", "react_graph"]
 
 GraphBuilder: TypeAlias = Callable[[Deps], StateGraph[AgentState, Any, AgentState, AgentState]]
 """A function that builds an uncompiled graph from the agent's parts, like
@@ -460,9 +460,10 @@ class ReasoningGraph:
             ends: dict[Hashable, str] = {label: target for label, target in path.items()}
             graph.add_conditional_edges(source, router, ends)
         check_graph(graph, deps=deps)
-        _DECLARED[graph] = Breakpoints(
+        points = Breakpoints(
             before=tuple(self._breakpoints["before"]), after=tuple(self._breakpoints["after"])
         )
+        declare_breakpoints(graph, points)
         return graph
 
     def _check_into_act(self, source: str, path: Mapping[str, str]) -> None:
@@ -476,19 +477,6 @@ class ReasoningGraph:
                 f"the route {label!r} of node {source!r} goes to {target!r}, but it carries "
                 f"tool calls, one act task each; send it to an act node (parts.act_node)"
             )
-
-
-_DECLARED: weakref.WeakKeyDictionary[Any, Breakpoints] = weakref.WeakKeyDictionary()
-"""The breakpoints each built graph declares (`ReasoningGraph.add_breakpoint`)."""
-
-
-def declared_breakpoints(graph: Any) -> Breakpoints:
-    """The breakpoints `graph` (built by `ReasoningGraph.build`) declares; none for others."""
-    builder = getattr(graph, "builder", graph)  # a compiled graph keeps its StateGraph
-    try:
-        return _DECLARED.get(builder) or Breakpoints()
-    except TypeError:  # not weakly referenceable: not one of ours
-        return Breakpoints()
 
 
 def _items(routes: Mapping[str, str] | Iterable[Route]) -> Iterable[Any]:

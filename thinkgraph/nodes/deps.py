@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from thinkgraph.llm import as_chat_model
 from thinkgraph.llm.base import ChatModel
+from thinkgraph.policies import ReActText
 from thinkgraph.policies.base import Policy
 from thinkgraph.policies.context import ContextPolicy
 from thinkgraph.state import Verdict
+from thinkgraph.tools import Tool, as_tool
 from thinkgraph.tools.registry import ToolRegistry
 
-__all__ = ["Deps", "Validator"]
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+__all__ = ["Deps", "Validator", "agent_deps"]
 
 Validator: TypeAlias = Callable[
     [str, Mapping[str, Any]],
@@ -53,3 +59,26 @@ class Deps:
     """How much of the chain a prompt shows (truncate or summarize); None shows it all."""
     confidence_threshold: float | None = None
     """A candidate answer with a lower confidence is validated instead of taken (None: off)."""
+
+
+def agent_deps(
+    model: str | ChatModel | BaseChatModel,
+    tools: Iterable[Tool | Callable[..., Any]],
+    policy: Policy | None,
+    validators: Sequence[Validator],
+    approve: Iterable[str] | Literal["side_effects"] | None,
+    max_observation_chars: int,
+    context: ContextPolicy | None,
+    confidence_threshold: float | None,
+) -> Deps:
+    """The parts an agent's nodes share, from `Agent`'s arguments of the same names."""
+    return Deps(
+        model=as_chat_model(model),
+        policy=policy or ReActText(),
+        tools=ToolRegistry([as_tool(t) for t in tools]),
+        validators=tuple(validators),
+        approve=approve if approve in (None, "side_effects") else frozenset(approve),  # type: ignore[arg-type]
+        max_observation_chars=max_observation_chars,
+        context=context,
+        confidence_threshold=confidence_threshold,
+    )

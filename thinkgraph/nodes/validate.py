@@ -9,9 +9,9 @@ from typing import Any
 
 from thinkgraph.nodes.deps import Deps, Validator
 from thinkgraph.nodes.model import count_usage
+from thinkgraph.nodes.validators import LLMCritic, ModelReviewer
 from thinkgraph.state import AgentState, BaseStep, Counters, ValidationStep, Verdict
 from thinkgraph.types import NextAction
-from thinkgraph.nodes.validators import LLMCritic, ModelReviewer
 
 __all__ = ["review_answer", "run_validator", "validate"]
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, cast
@@ -18,7 +19,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import INTERRUPT
 from langgraph.errors import GraphRecursionError, InvalidUpdateError
-from langgraph.graph import START
+from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
@@ -32,6 +33,7 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.graphs.address import address_in, check_continues_on_its_graph
+from thinkgraph.graphs.react import build_react_graph
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.gate import check_answer
 from thinkgraph.result import RunResult
@@ -39,6 +41,7 @@ from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEv
 from thinkgraph.runs.forks import fork_edits, forked_state
 from thinkgraph.runs.reader import RunReader, pending_of, status_of
 from thinkgraph.state import (
+    AgentState,
     BaseStep,
     Counters,
     RunInfo,
@@ -47,6 +50,7 @@ from thinkgraph.state import (
     start_state,
     with_declared_keys,
 )
+from thinkgraph.storage import open_checkpointer
 from thinkgraph.storage.contract import Store
 from thinkgraph.storage.prune import Retention
 from thinkgraph.tools.guard import ToolGuard, guarded
@@ -545,3 +549,38 @@ class Driver:
         """`step`'s number in the stored chain (its node has saved it), read once per stream."""
         chain = (await self.graph.aget_state(config)).values.get("chain", ())
         return next((s.number for s in reversed(chain) if s.id == step.id), len(chain))
+
+
+def description_of(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:
+    """A custom graph's diagram model as data, stored with each of its runs."""
+    # Drawing is loaded only for a custom graph, and only when one of its runs starts.
+    from thinkgraph.viz import graph_description, to_graph_model
+
+    return graph_description(to_graph_model(graph))
+
+
+def open_driver(
+    builder: StateGraph[AgentState, Any, AgentState, AgentState] | None,
+    deps: Deps,
+    store: str | BaseCheckpointSaver[Any],
+    limits: StepLimits,
+    breakpoints: Breakpoints,
+    traced: RunnableConfig,
+    retention: Retention | None = None,
+) -> Driver:
+    """The run driver of an agent: its store opened, its graph (ours when `builder` is None)
+    compiled with it, and the agent's limits, breakpoints and tracing config."""
+    saver = open_checkpointer(store) if isinstance(store, str) else store
+    graph = (builder or build_react_graph(deps)).compile(checkpointer=saver)
+    # A custom graph's description is stored with its runs (computed once, on the first);
+    # ours is not: any Agent draws it.
+    describe = functools.cache(lambda: description_of(graph)) if builder is not None else None
+    return Driver(
+        graph,
+        deps,
+        limits=limits,
+        breakpoints=breakpoints,
+        traced=traced,
+        describe=describe,
+        retention=retention,
+    )

@@ -36,6 +36,7 @@ from thinkgraph.graphs.address import address_in
 from thinkgraph.graphs.recorded import reading_graph
 from thinkgraph.hitl import Pending
 from thinkgraph.nodes.deps import Validator
+from thinkgraph.nodes.validators import structured_output
 from thinkgraph.result import RunResult, RunSummary
 from thinkgraph.state import (
     BaseStep,
@@ -56,7 +57,6 @@ from thinkgraph.types import (
     check_thread_id,
     thread_id_problem,
 )
-from thinkgraph.nodes.validators import structured_output
 
 __all__ = [
     "CheckpointInfo",

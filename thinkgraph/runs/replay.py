@@ -44,9 +44,10 @@ import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from thinkgraph.errors import ConfigError, ThreadExistsError
+from thinkgraph.graphs.builder import built_graph
 from thinkgraph.hitl import Approve, Edit, Reject, Respond
 from thinkgraph.llm.base import ChatModel, Message
 from thinkgraph.llm.replay import ReplayModel, position_of
@@ -54,7 +55,7 @@ from thinkgraph.nodes._requests import sent_messages
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.gate import needs_person
 from thinkgraph.result import RunResult
-from thinkgraph.runs.driver import Driver
+from thinkgraph.runs.driver import Driver, open_driver
 from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, StepEvent
 from thinkgraph.runs.reader import CheckpointInfo
 from thinkgraph.state import (
@@ -78,6 +79,9 @@ from thinkgraph.views.diff import RunDiff, RunDivergence, diff_runs, visit_start
 from thinkgraph.views.diff_render import change_line
 from thinkgraph.views.redact import Redactor
 from thinkgraph.views.visibility import tool_map
+
+if TYPE_CHECKING:
+    from thinkgraph.agent import Agent
 
 __all__ = [
     "REPLAY_PREFIX",
@@ -761,3 +765,35 @@ def _at_the_route(diff: RunDiff, route: RunDivergence | None) -> RunDiff:
         return diff
     step_b = found.step_b if found is not None else None
     return dataclasses.replace(diff, divergence=dataclasses.replace(route, step_b=step_b))
+
+
+def replay_drivers(agent: Agent) -> Callable[[ChatModel], Driver]:
+    """What makes a replay's driver (`thinkgraph.runs.replay`) for `agent`: its graph,
+    built again with its parts but the replay's model, on its store (its driver's saver),
+    with its limits, breakpoints and tracing config.
+
+    For a replay of the agent's own runs (`Agent.replay`) and of a recorded fixture
+    (`thinkgraph.testing.regress`).
+    """
+    driver, limits, breakpoints = agent.driver, agent.limits, agent.breakpoints
+    build, traced = agent._build, agent._traced
+
+    def make(model: ChatModel) -> Driver:
+        deps = dataclasses.replace(driver.deps, model=model)
+        builder = build and built_graph(build, deps, limits, name=agent.graph_address)
+        return open_driver(builder, deps, driver.saver, limits, breakpoints, traced)
+
+    return make
+
+
+async def areplay_agent(agent: Agent, thread_id: str, /, **options: Any) -> ReplayReport:
+    """Replay a stored run on this agent's graph, policy and tools, from its record.
+
+    Into a new thread (``replay-<thread_id>``), compared with its source, calling no model
+    and running no tool; this agent's model only past a divergence, when asked. Options
+    (`new_thread_id`, `strict`, `live_from_divergence`, `max_calls`) and errors:
+    `areplay`.
+    """
+    model = agent.deps.model
+    make = replay_drivers(agent)
+    return await areplay(agent.driver, make, thread_id, live_model=model, **options)

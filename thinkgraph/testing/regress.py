@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thinkgraph._agent_parts import as_tool, replay_drivers
 from thinkgraph.agent import Agent
 from thinkgraph.errors import ConfigError
 from thinkgraph.graphs.address import load_attr, normal_address
@@ -35,9 +34,9 @@ from thinkgraph.llm.scripted import ScriptedModel
 from thinkgraph.nodes.model import request_digest, sent_messages
 from thinkgraph.result import RunResult
 from thinkgraph.runs import replay as replaying
-from thinkgraph.runs.replay import ReplayReport
+from thinkgraph.runs.replay import ReplayReport, replay_drivers
 from thinkgraph.state import BaseStep, HumanStep, LLMCallStep, TaskStep, ToolCallStep, new_id
-from thinkgraph.tools import Tool
+from thinkgraph.tools import Tool, as_tool
 from thinkgraph.tools.builtin import calculator
 from thinkgraph.types import StepLimits
 from thinkgraph.views._run import shown_state

@@ -5,7 +5,7 @@ from thinkgraph.tools import tool, ToolRegistry, execute_call
 
 from thinkgraph.tools.base import Tool, ToolContext, ToolKind
 from thinkgraph.tools.function import FunctionTool, tool
-from thinkgraph.tools.langchain import from_langchain
+from thinkgraph.tools.langchain import as_tool, from_langchain
 from thinkgraph.tools.mcp import mcp_tools
 from thinkgraph.tools.output import ToolOutput, ToolUsage
 from thinkgraph.tools.registry import ToolRegistry
@@ -20,6 +20,7 @@ __all__ = [
     "ToolRegistry",
     "ToolUsage",
     "aexecute_call",
+    "as_tool",
     "execute_call",
     "from_langchain",
     "mcp_tools",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import keyword
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union
 
 from langchain_core.messages import ToolMessage
@@ -37,8 +38,9 @@ from typing_extensions import Unpack
 
 from thinkgraph.errors import ToolDefinitionError
 from thinkgraph.tools.base import _NAME, Tool, ToolContext, ToolOptions, _trim_titles
+from thinkgraph.tools.function import tool
 
-__all__ = ["LangChainTool", "from_langchain"]
+__all__ = ["LangChainTool", "as_tool", "from_langchain"]
 
 _MAX_DEPTH = 8
 """How deep a JSON schema is turned into types; anything deeper is taken as it comes."""
@@ -252,3 +254,17 @@ def _resolve(ref: Any, root: dict[str, Any]) -> Any:
             return None
         node = node.get(part.replace("~1", "/").replace("~0", "~"))
     return node
+
+
+def as_tool(item: Tool | BaseTool | Callable[..., Any]) -> Tool:
+    """A tool as the registry takes it: ours as is, a LangChain tool converted, a typed
+    function made one (`tool`)."""
+    if isinstance(item, Tool):
+        return item
+    if isinstance(item, BaseTool):  # before `callable`: a LangChain tool is callable too
+        return from_langchain(item)
+    if callable(item):
+        return tool(item)
+    raise TypeError(
+        f"tools must be Tool objects, typed functions or LangChain tools, got {type(item).__name__}"
+    )
