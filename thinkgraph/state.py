@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
-from langgraph.channels import DeltaChannel
+from langgraph.channels import BinaryOperatorAggregate, DeltaChannel
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, model_validator
 from typing_extensions import TypedDict
 
@@ -585,6 +585,54 @@ _REVIVED: dict[str, bool] = {"thinkgraph_revived": True}
 """The validation context of `revive_steps`, known by identity."""
 
 
+def joined_counters(before: Counters, written: Sequence[Counters]) -> Counters:
+    """The counters after one step in which nodes wrote `written`, from `before`.
+
+    Each node writes the counters it was given plus what it counted, so nodes that ran in
+    parallel (a debate's two sides, each asking the model) add up: each adds what it
+    counted. A failure in any of them counts once more than before; a reset to zero holds
+    only when none failed.
+    """
+    if len(written) == 1:
+        return written[0]
+    additive = ("steps", "model_calls", "resets", "prompt_tokens", "completion_tokens")
+    update: dict[str, Any] = {
+        name: getattr(before, name) + sum(getattr(c, name) - getattr(before, name) for c in written)
+        for name in additive
+    }
+    for name in ("cost_usd", "elapsed_s"):
+        update[name] = getattr(before, name) + sum(
+            getattr(c, name) - getattr(before, name) for c in written
+        )
+    update["cost_known"] = all(c.cost_known for c in written)
+    failures = [c.consecutive_failures for c in written]
+    failed = [f for f in failures if f > before.consecutive_failures]
+    update["consecutive_failures"] = (
+        before.consecutive_failures + len(failed) if failed else min(failures)
+    )
+    return before.model_copy(update=update)
+
+
+class CountersChannel(BinaryOperatorAggregate[Counters]):
+    """The ``counters`` channel: one write per step as a plain value, and the writes of
+    nodes that ran in parallel joined (`joined_counters`), never refused as a conflict."""
+
+    def __init__(self, typ: Any = Counters, operator: Any = None) -> None:
+        super().__init__(typ, operator or _last_written)
+
+    def update(self, values: Sequence[Counters]) -> bool:
+        if not values:
+            return False
+        before = self.value if isinstance(self.value, Counters) else Counters()
+        written = [v if isinstance(v, Counters) else Counters.model_validate(v) for v in values]
+        self.value = joined_counters(before, written)
+        return True
+
+
+def _last_written(current: Any, new: Any) -> Any:
+    return new
+
+
 def last_value(current: str, new: str) -> str:
     """Reducer for the `node` channel: parallel act tasks may all write it in one step."""
     return new
@@ -604,8 +652,8 @@ class AgentState(TypedDict, total=False):
     """
     limits: StepLimits
     """The guards, stored with the run."""
-    counters: Counters
-    """Totals the guards read."""
+    counters: Annotated[Counters, CountersChannel()]
+    """Totals the guards read (nodes that run in parallel add up theirs)."""
     next_action: NextAction
     """What the last think (or validate) decided."""
     pending_calls: list[ToolCall]

@@ -317,3 +317,44 @@ def test_a_failing_model_in_a_users_retry_loop_trips_the_failures_guard() -> Non
     assert (result.status, result.stop_reason) == ("failed", "consecutive_failures")
     assert result.counters.consecutive_failures == 3
     assert sum(isinstance(s, ErrorStep) and s.kind == "model" for s in result.chain) == 3
+
+
+def test_nodes_that_ask_the_model_in_parallel_count_every_call() -> None:
+    """A debate's two sides run in one step, each asking the model: both calls count."""
+    from thinkgraph.graphs import react_graph
+
+    def side(name: str) -> Any:
+        async def argue(state: AgentState, *, deps: Deps) -> dict[str, Any]:
+            messages = [{"role": "user", "content": f"argue {name}"}]
+            answer = await ask_model(state, deps, messages, purpose=name)
+            return answer.update(chain=[NoteStep(text=answer.text)])
+
+        return argue
+
+    def build(deps: Deps) -> Graph:
+        graph = react_graph(deps)
+        graph.add_node("split", lambda state: {})
+        graph.add_node("pro", side("pro"))
+        graph.add_node("con", side("con"))
+        graph.set_entry("split")
+        for name in ("pro", "con"):
+            graph.add_edge("split", name)
+            graph.add_edge(name, "think")
+        return graph.build()
+
+    def reply(messages: list[dict[str, Any]]) -> str:
+        asked = str(messages[-1]["content"])
+        if asked.startswith("argue "):
+            return f"for {asked.removeprefix('argue ')}"
+        return "Thought: both heard\nFinal Answer: a draw"
+
+    with Agent(ScriptedModel(reply), build_graph=build, store="memory://") as agent:
+        result = agent.run("debate", thread_id="d1")
+    assert (result.status, result.answer) == ("done", "a draw")
+    calls = [s for s in result.chain if isinstance(s, LLMCallStep)]
+    assert sorted((c.node, c.text) for c in calls if c.node != "think") == [
+        ("con", "for con"),
+        ("pro", "for pro"),
+    ]
+    # Both sides' calls (and think's) are in the counters the budgets read.
+    assert result.counters.model_calls == len(calls) == 3
