@@ -3,6 +3,7 @@ RunSummary, one line of a listing of runs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +13,7 @@ from thinkgraph.hitl import Pending
 from thinkgraph.state import BaseStep, Counters, Step
 from thinkgraph.types import RunStatus, StopReason
 
-__all__ = ["RunResult", "RunSummary"]
+__all__ = ["RunResult", "RunSummary", "status_text", "waiting_for"]
 
 _STEP: TypeAdapter[BaseStep] = TypeAdapter(Step)  # type: ignore[arg-type]
 
@@ -43,6 +44,13 @@ class RunResult(BaseModel):
     """Steps, tokens, cost and time so far."""
     output: Any = None
     """The structured answer: the object an `output_schema` validator parsed, else None."""
+
+    def status_text(self, *, stopped: bool = False) -> str:
+        """Where the run stands, in the words used everywhere (`status_text`)."""
+        return status_text(
+            self.status, self.stop_reason, waiting_for(self.pending), stopped=stopped
+        )
+
     state: dict[str, Any] = Field(default_factory=dict)
     """The keys the run's graph declares beyond `AgentState`, as the run left them (empty
     for our graph)."""
@@ -80,11 +88,49 @@ class RunSummary(BaseModel):
     @property
     def waiting_for(self) -> str:
         """What a paused run waits for, in a few words: "approval: send_email"."""
-        approvals = [p.tool or "?" for p in self.pending if p.kind == "approval"]
-        if approvals:
-            return "approval: " + ", ".join(approvals)
-        for p in self.pending:
-            if p.kind == "breakpoint":
-                return f"breakpoint {p.when} {p.node}"
-            return p.kind
-        return ""
+        return waiting_for(self.pending)
+
+    def status_text(self, *, stopped: bool = False) -> str:
+        """Where the run stands, in the words used everywhere (`status_text`)."""
+        return status_text(
+            self.status, self.stop_reason, self.waiting_for, replay=self.replay, stopped=stopped
+        )
+
+
+def waiting_for(pending: Sequence[Pending]) -> str:
+    """What a paused run waits for, in a few words: "approval: send_email", "breakpoint
+    before judge", "question"."""
+    approvals = [p.tool or "?" for p in pending if p.kind == "approval"]
+    if approvals:
+        return "approval: " + ", ".join(approvals)
+    for p in pending:
+        if p.kind == "breakpoint":
+            return f"breakpoint {p.when} {p.node}"
+        return p.kind
+    return ""
+
+
+def status_text(
+    status: RunStatus,
+    stop_reason: StopReason | None = None,
+    waiting: str = "",
+    *,
+    replay: str | None = None,
+    stopped: bool = False,
+) -> str:
+    """Where a run stands, in one phrase: the one vocabulary of the CLI, the server, the page
+    and the docs.
+
+    ``paused (breakpoint before judge)``, ``paused (approval: send_email)``, ``done``,
+    ``done (max_steps)`` (a guard forced the answer), ``failed (no_answer)``, ``running``,
+    ``stopped (resume to continue)`` (unfinished, and no process advances it: `stopped`),
+    and ``replay: same`` for a replay, which is compared, never continued.
+    """
+    if replay is not None:
+        return f"replay: {replay}"
+    if status == "paused":
+        return f"paused ({waiting})" if waiting else "paused"
+    if status in ("done", "failed"):
+        shown = stop_reason not in (None, "final_answer") or status == "failed"
+        return f"{status} ({stop_reason})" if shown and stop_reason else status
+    return "stopped (resume to continue)" if stopped else "running"

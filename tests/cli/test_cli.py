@@ -42,7 +42,7 @@ def test_run_prints_the_chain_and_the_answer(script: Path, sqlite_url: str) -> N
     assert result.exit_code == 0, result.output
     assert "calculator" in result.output and "observation 42" in result.output
     assert "answer: 42" in result.output
-    assert "status: done (final_answer) · thread cli1" in result.output
+    assert "status: done · thread cli1" in result.output
 
 
 def test_show_prints_a_stored_run(script: Path, sqlite_url: str) -> None:

@@ -81,7 +81,7 @@ def test_approve_quiet_prints_only_the_result(
     result = cli("approve", thread_id, "-q", store=sqlite_url, script=script)
     assert result.exit_code == 0, result.output
     assert result.stdout == (
-        f"\nanswer: emailed\nstatus: done (final_answer) · thread {thread_id} · 2 think steps"
+        f"\nanswer: emailed\nstatus: done · thread {thread_id} · 2 think steps"
         " · 0 tokens · $0.000000\n"
     )
 

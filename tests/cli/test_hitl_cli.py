@@ -155,7 +155,7 @@ def test_approve_runs_the_call_and_finishes_the_run(
     assert result.exit_code == 0, result.output
     assert result.output.startswith("#4   human       approve\n")
     assert "observation sent to ceo@x.com" in result.output
-    assert f"status: done (final_answer) · thread {thread_id}" in result.output
+    assert f"status: done · thread {thread_id}" in result.output
 
 
 def test_approve_with_edit_runs_the_call_with_the_new_arguments(
@@ -325,7 +325,7 @@ def test_pending_shows_a_breakpoint_and_resume_goes_past_it(
     with Agent(ScriptedModel(REPLIES[1:]), store=sqlite_url, breakpoints={"after": ["think"]}) as a:
         assert a.run("x", thread_id=thread_id).status == "paused"
     shown = cli("pending", thread_id, store=sqlite_url, tools="")
-    assert shown.output.startswith("stopped at a breakpoint after think (think step 1)\n")
+    assert shown.output.startswith("paused (breakpoint after think) at think step 1\n")
     assert f"  thinkgraph resume {thread_id} --store {sqlite_url}\n" in shown.output
     done = cli("resume", thread_id, store=sqlite_url, script=script, tools="")
     assert done.exit_code == 0 and "answer: emailed" in done.output
@@ -348,9 +348,9 @@ def test_runs_lists_each_run_with_its_status_newest_first(
     assert listed.exit_code == 0, listed.output
     ours = [line.split() for line in listed.output.splitlines() if line.startswith(thread_id)]
     assert [row[:4] for row in ours] == [
-        [broken, "failed:", "consecutive_failures", "3"],
-        [waiting, "paused:", "approval:", "send_email"],
-        [finished, "done:", "final_answer", "2"],
+        [broken, "failed", "(consecutive_failures)", "3"],
+        [waiting, "paused", "(approval:", "send_email)"],
+        [finished, "done", "2", "steps"],
     ]
     only = cli("runs", "--status", "paused", "--limit", "100", store=store_url, tools="")
     assert waiting in only.output and finished not in only.output and broken not in only.output
@@ -386,7 +386,7 @@ def test_history_lists_checkpoints_and_fork_runs_on_from_one_with_an_edit(
     assert forked.exit_code == 0, forked.output
     assert "#6   observation the mail bounced" in forked.output
     assert f"forked from {thread_id}@{at_observe}; edited steps 6" in forked.output
-    assert f"status: done (final_answer) · thread {thread_id}-fork" in forked.output
+    assert f"status: done · thread {thread_id}-fork" in forked.output
     assert stored(store_url, thread_id) == before
 
 

@@ -100,7 +100,7 @@ def test_ctrl_c_says_how_to_continue_exits_130_and_resume_finishes_the_run(
     assert "Traceback" not in err and "Task was destroyed" not in err, err
 
     listed = _thinkgraph("runs", "--store", sqlite_url)
-    assert "nap1             stopped: resume to continue" in listed.stdout, listed.stdout
+    assert "nap1             stopped (resume to continue)" in listed.stdout, listed.stdout
     said = _thinkgraph("pending", "nap1", "--store", sqlite_url)
     assert said.stdout.startswith("thread nap1 is unfinished: no process advances it\n")
 

@@ -155,5 +155,5 @@ def test_run_in_a_terminal_shows_live_progress_then_the_summary(
     text = output.decode()
     assert "think · step 1 of 12" in text and "observe · step 1 of 12" in text
     assert "#5   observation 42" in text
-    assert "status: done (final_answer) · thread tty1" in text
+    assert "status: done · thread tty1" in text
     assert text.index("#8   final") < text.index("\nanswer: 42")  # the summary comes last

@@ -66,3 +66,25 @@ def test_a_loop_that_never_passes_think_fails_with_one_line(sqlite_url: str, scr
     detail = [line for line in done.output.splitlines() if line.startswith("detail: ")]
     assert len(detail) == 1 and "the last at node 'planner'" in detail[0]
     assert "Traceback" not in done.output
+
+
+def test_a_breakpoint_pause_has_one_word_in_runs_show_and_pending(
+    sqlite_url: str, script: str
+) -> None:
+    """One vocabulary: a run paused at a breakpoint reads the same in every command."""
+    started = runner.invoke(
+        app,
+        ["run", "plan it", "--thread", "b1", "--no-input", "--store", sqlite_url,
+         "--script", script, "--graph", PLANNED, "--breakpoint", "before:critic"],
+    )  # fmt: skip
+    assert started.exit_code == 3, started.output
+    words = "paused (breakpoint before critic)"
+    assert f"status: {words} · thread b1" in started.output
+    listed = runner.invoke(app, ["runs", "--store", sqlite_url]).output
+    assert words in next(line for line in listed.splitlines() if line.startswith("b1"))
+    shown = runner.invoke(app, ["show", "b1", "--store", sqlite_url]).output
+    assert f"status: {words} · thread b1" in shown
+    pending = runner.invoke(app, ["pending", "b1", "--store", sqlite_url]).output
+    assert pending.startswith(f"{words} at think step 0")
+    paused_only = runner.invoke(app, ["runs", "--status", "paused", "--store", sqlite_url])
+    assert "b1" in paused_only.output

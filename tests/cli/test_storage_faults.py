@@ -194,7 +194,7 @@ def test_a_full_disk_stops_the_run_with_one_line_and_resume_finishes_it(
         app, ["resume", "T", "--script", str(long_script), "--tools", "calculator", "--store", url]
     )
     assert resumed.exit_code == 0, resumed.output
-    assert "answer: 42" in resumed.output and "status: done (final_answer)" in resumed.output
+    assert "answer: 42" in resumed.output and "status: done" in resumed.output
     final = runner.invoke(app, ["show", "T", "--store", url]).output.splitlines()
     assert [ln for ln in final if ln.startswith("#")][
         : len(steps)
@@ -277,7 +277,7 @@ def test_a_postgres_connection_lost_mid_run_leaves_the_run_to_resume(
          "--store", POSTGRES_URL],
     )  # fmt: skip
     assert resumed.exit_code == 0, resumed.output
-    assert "status: done (final_answer)" in resumed.output
+    assert "status: done" in resumed.output
 
 
 def test_a_postgres_server_that_is_not_there_is_one_line() -> None:

@@ -290,8 +290,7 @@ def report(result: Any, tools: Iterable[Any] = (), redactor: Any = None) -> None
     c = result.counters
     cost = f"${c.cost_usd:.6f}" if c.cost_known else "cost unknown"
     typer.echo(
-        f"status: {result.status}"
-        + (f" ({result.stop_reason})" if result.stop_reason else "")
+        f"status: {result.status_text()}"
         + f" · thread {result.thread_id} · {c.steps} think steps · {c.tokens} tokens · {cost}"
     )
     if result.detail:

@@ -288,7 +288,7 @@ def describe(
             if p.details.get("last_thought"):
                 lines.append(f"  last thought: {p.details['last_thought']}")
         elif p.kind == "breakpoint":
-            lines.append(f"stopped at a breakpoint {p.when} {p.node} (think step {p.step})")
+            lines.append(f"paused (breakpoint {p.when} {p.node}) at think step {p.step}")
     if note and approvals:
         lines.append(f"note: {note}")
     return "\n".join(lines)

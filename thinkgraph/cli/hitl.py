@@ -75,10 +75,10 @@ def _not_waiting(thread: str, result: Any) -> str:
         )
     go_on = f"continue it with thinkgraph resume {thread}"
     if "breakpoint" in kinds:
-        return f"thread {thread!r} stopped at a breakpoint, not for approval; {go_on}"
+        return f"thread {thread!r} is {result.status_text()}, not for approval; {go_on}"
     if result.status == "running":
-        return f"thread {thread!r} is unfinished, not paused; {go_on}"
-    return f"thread {thread!r} is {result.status}: nothing waits for approval"
+        return f"thread {thread!r} is {result.status_text(stopped=True)}, not paused; {go_on}"
+    return f"thread {thread!r} is {result.status_text()}: nothing waits for approval"
 
 
 def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:

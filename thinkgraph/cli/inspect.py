@@ -54,15 +54,10 @@ def runs(
         if not found:
             typer.echo("no runs" + (f" with status {status}" if status else ""))
         for run in found:
-            what = run.waiting_for if run.status == "paused" else (run.stop_reason or "")
             when = (
                 run.updated_at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if run.updated_at else "?"
             )
-            status_text = f"{run.status}: {what}" if what else run.status
-            if run.replay is not None:  # compared with its source, never continued
-                status_text = f"replay: {run.replay}"
-            elif run.thread_id in stopped:
-                status_text = "stopped: resume to continue"
+            status_text = run.status_text(stopped=run.thread_id in stopped)
             size = human_size(sizes[run.thread_id]) if run.thread_id in sizes else ""
             typer.echo(
                 f"{run.thread_id:<16} {status_text:<36} {run.steps:>3} steps  {when}  {size:>9}"

@@ -26,7 +26,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from thinkgraph.state import AgentState, is_own_key
 
-__all__ = ["reading_graph", "recorded_keys", "recorded_nodes"]
+__all__ = ["next_nodes", "reading_graph", "recorded_keys", "recorded_nodes"]
 
 _TO = "branch:to:"
 _JOIN = "join:"
@@ -65,6 +65,33 @@ def recorded_nodes(checkpoint: Checkpoint) -> tuple[frozenset[str], frozenset[tu
 def _nothing(state: AgentState) -> dict[str, Any]:
     """A node of a reading graph: it never runs (reading computes, it does not advance)."""
     raise RuntimeError("a graph made for reading a run cannot run it")
+
+
+def next_nodes(checkpoint: Checkpoint) -> tuple[str, ...]:
+    """The nodes a run goes on to from `checkpoint`, computed from the checkpoint alone.
+
+    As LangGraph decides (without building the graph or reading the chain): a node is next
+    when the channel that triggers it (``branch:to:NODE``) has a newer version than the
+    node last saw and still holds a value, or when a pending `Send` targets it. What a
+    listing needs to tell a run paused before a breakpoint from one that stopped.
+    """
+    versions: dict[str, Any] = dict(checkpoint.get("channel_versions", {}))
+    seen = checkpoint.get("versions_seen", {})
+    values = checkpoint.get("channel_values", {})
+    found: set[str] = set()
+    for channel, version in versions.items():
+        # A trigger a node consumed is emptied (and left out of the values) as it runs.
+        if not isinstance(channel, str) or not channel.startswith(_TO) or channel not in values:
+            continue
+        target = channel[len(_TO) :]
+        last: Any = (seen.get(target) or {}).get(channel, type(version)())
+        if type(last) is type(version) and version > last:
+            found.add(target)
+    for send in values.get("__pregel_tasks", None) or ():
+        sent = getattr(send, "node", None)
+        if isinstance(sent, str):
+            found.add(sent)
+    return tuple(sorted(n for n in found if n not in _RESERVED))
 
 
 def recorded_keys(checkpoint: Checkpoint) -> frozenset[str]:

@@ -33,7 +33,7 @@ from thinkgraph._langgraph import ERROR_CHANNEL
 from thinkgraph._sync import sync_method
 from thinkgraph.errors import ThreadNotFoundError
 from thinkgraph.graphs.address import address_in
-from thinkgraph.graphs.recorded import reading_graph
+from thinkgraph.graphs.recorded import next_nodes, reading_graph
 from thinkgraph.hitl import Pending
 from thinkgraph.nodes.deps import Validator
 from thinkgraph.nodes.validators import structured_output
@@ -393,7 +393,8 @@ def checkpoint_info(item: CheckpointTuple) -> CheckpointInfo:
 def without_chain(found: CheckpointTuple) -> StateSnapshot:
     """A checkpoint's small channels and open interrupts as a snapshot, the chain left out.
 
-    `next` is not computed (an empty tuple), so a static breakpoint is not seen. `tasks`
+    `next` is computed from the checkpoint alone (`next_nodes`), so a static breakpoint is
+    seen; empty for a finished run. `tasks`
     holds only the tasks that failed after their writes were kept, each with its writes as
     its `result`.
     """
@@ -418,8 +419,9 @@ def without_chain(found: CheckpointTuple) -> StateSnapshot:
     values = dict(found.checkpoint.get("channel_values", {}))
     values.pop("chain", None)
     created = found.checkpoint.get("ts")
+    following = () if values.get("run") is not None else next_nodes(found.checkpoint)
     return StateSnapshot(
-        values, (), found.config, found.metadata, created, None, failed, tuple(interrupts)
+        values, following, found.config, found.metadata, created, None, failed, tuple(interrupts)
     )
 
 

@@ -212,7 +212,7 @@ function askHumanBox(thread, p) {
 function breakpointBox(thread, p) {
   const div = el("div", "pending");
   div.appendChild(el("div", "what",
-    "stopped at a breakpoint " + (p.when || "at") + " " + (p.node || "")));
+    "paused (breakpoint " + (p.when || "at") + " " + (p.node || "") + ")"));
   div.append(button("Continue", () => answer(thread, {}, div)), el("div", "fault"));
   return div;
 }
