@@ -29,18 +29,15 @@ Example:
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
-import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels import DeltaChannel
@@ -54,11 +51,12 @@ from pydantic import (
     model_validator,
 )
 
-from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
+from thinkgraph._langgraph import DeltaSnapshot
 from thinkgraph.errors import StorageError, ThinkgraphError, ThreadBusyError
 from thinkgraph.state import append_steps
 from thinkgraph.storage.lease import is_held, thread_lease
-from thinkgraph.storage.sqlite import LATEST_THREADS_SQL, CompactSqliteSaver
+from thinkgraph.storage.sqlite import CompactSqliteSaver
+from thinkgraph.storage.tables import Counts, Tables, Trim, tables_of
 
 __all__ = [
     "DURATION_HELP",
@@ -184,44 +182,6 @@ class PruneReport:
     def size(self) -> int:
         """Bytes of stored values deleted in all."""
         return sum(r.size for r in self.runs)
-
-
-@dataclass(frozen=True)
-class _Counts:
-    checkpoints: int = 0
-    writes: int = 0
-    blobs: int = 0
-    size: int = 0
-
-
-@dataclass(frozen=True)
-class _Trim:
-    """A run's trim: the checkpoints kept and deleted, and the kept ones whose parent goes
-    (each becomes a root, storing its delta channels whole)."""
-
-    kept: list[str]
-    deleted: list[str]
-    roots: list[str]
-
-
-class _Tables(Protocol):
-    """One backend's queries (SQLite or PostgreSQL)."""
-
-    def latest(self) -> list[tuple[str, str]]: ...
-
-    def lineage(self, thread_id: str) -> list[tuple[str, str | None]]: ...
-
-    def count_thread(self, thread_id: str) -> _Counts: ...
-
-    def delete_thread(self, thread_id: str) -> _Counts: ...
-
-    def count_trim(self, thread_id: str, trim: _Trim) -> _Counts: ...
-
-    def trim(
-        self, thread_id: str, trim: _Trim, snapshots: Mapping[str, Mapping[str, Any]]
-    ) -> _Counts: ...
-
-    def sizes(self) -> dict[str, int]: ...
 
 
 class Retention(BaseModel):
@@ -419,11 +379,11 @@ def _old_enough(checkpoint_id: str, cutoff: datetime | None) -> bool:
 
 def _prune_one(
     saver: BaseCheckpointSaver[Any],
-    tables: _Tables,
+    tables: Tables,
     specs: Mapping[str, DeltaChannel[Any]],
     thread_id: str,
     latest: str,
-    trim: _Trim | None,
+    trim: Trim | None,
     *,
     dry_run: bool,
 ) -> RunPruned:
@@ -456,7 +416,7 @@ def _prune_one(
         return RunPruned(thread_id, "skip", reason="leased")
 
 
-def _pruned(thread_id: str, trim: _Trim | None, counts: _Counts) -> RunPruned:
+def _pruned(thread_id: str, trim: Trim | None, counts: Counts) -> RunPruned:
     return RunPruned(
         thread_id,
         "delete" if trim is None else "trim",
@@ -468,7 +428,7 @@ def _pruned(thread_id: str, trim: _Trim | None, counts: _Counts) -> RunPruned:
     )
 
 
-def plan_trim(lineage: Sequence[tuple[str, str | None]], keep_last: int) -> _Trim | None:
+def plan_trim(lineage: Sequence[tuple[str, str | None]], keep_last: int) -> Trim | None:
     """Which checkpoints a trim keeps and deletes; None when it deletes none.
 
     Args:
@@ -483,7 +443,7 @@ def plan_trim(lineage: Sequence[tuple[str, str | None]], keep_last: int) -> _Tri
         cid for cid, parent in lineage[-keep_last:] if parent is not None and parent not in keep
     ]
     deleted = [cid for cid, _ in lineage[:-keep_last]]
-    return _Trim(kept=kept, deleted=deleted, roots=roots)
+    return Trim(kept=kept, deleted=deleted, roots=roots)
 
 
 def _whole_values(
@@ -578,317 +538,3 @@ def vacuum(saver: BaseCheckpointSaver[Any]) -> bool:
                 return False
             raise
     return True
-
-
-def tables_of(saver: BaseCheckpointSaver[Any]) -> _Tables:
-    """The queries of the store behind `saver`.
-
-    Raises:
-        StorageError: it is neither thinkgraph's SQLite nor its PostgreSQL store.
-    """
-    if isinstance(saver, CompactSqliteSaver):
-        return _SqliteTables(saver)
-    # Only a program that opened a PostgreSQL store has loaded its module.
-    postgres = sys.modules.get("thinkgraph.storage.postgres")
-    if postgres is not None and isinstance(saver, postgres.PostgresStore):
-        return _PostgresTables(saver)
-    raise StorageError(
-        f"prune works on SQLite and PostgreSQL stores, not {type(saver).__name__}; "
-        "point --store at a sqlite:/// or postgresql:// URL"
-    )
-
-
-# -- SQLite -----------------------------------------------------------------------------------
-
-_SQ_LINEAGE = (
-    "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints "
-    "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id"
-)
-_SQ_IDS = "(SELECT value FROM json_each(?))"
-_SQ_SIZES = (
-    "SELECT thread_id, SUM(n) FROM ("
-    "SELECT thread_id, length(checkpoint) + length(metadata) AS n FROM checkpoints "
-    "UNION ALL SELECT thread_id, length(value) FROM writes"
-    ") GROUP BY thread_id"
-)
-
-
-class _SqliteTables:
-    """The SQLite store: `checkpoints`, `writes` and our `delta_snapshots` listing."""
-
-    def __init__(self, saver: CompactSqliteSaver) -> None:
-        self.saver = saver
-
-    def _one(self, sql: str, args: Sequence[Any]) -> tuple[int, int]:
-        with self.saver.lock:
-            count, size = self.saver.conn.execute(sql, args).fetchone()
-        return int(count or 0), int(size or 0)
-
-    def latest(self) -> list[tuple[str, str]]:
-        with self.saver.lock:
-            return [(row[0], row[1]) for row in self.saver.conn.execute(LATEST_THREADS_SQL)]
-
-    def lineage(self, thread_id: str) -> list[tuple[str, str | None]]:
-        with self.saver.lock:
-            return [(r[0], r[1]) for r in self.saver.conn.execute(_SQ_LINEAGE, (thread_id,))]
-
-    def count_thread(self, thread_id: str) -> _Counts:
-        checkpoints, c_size = self._one(
-            "SELECT count(*), SUM(length(checkpoint) + length(metadata)) FROM checkpoints "
-            "WHERE thread_id = ?",
-            (thread_id,),
-        )
-        writes, w_size = self._one(
-            "SELECT count(*), SUM(length(value)) FROM writes WHERE thread_id = ?", (thread_id,)
-        )
-        return _Counts(checkpoints, writes, 0, c_size + w_size)
-
-    def delete_thread(self, thread_id: str) -> _Counts:
-        counts = self.count_thread(thread_id)
-        with self.saver.cursor() as cur:  # one transaction
-            for table in ("checkpoints", "writes", "delta_snapshots"):
-                cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
-        return counts
-
-    def count_trim(self, thread_id: str, trim: _Trim) -> _Counts:
-        ids = json.dumps(trim.deleted)
-        checkpoints, c_size = self._one(
-            "SELECT count(*), SUM(length(checkpoint) + length(metadata)) FROM checkpoints "
-            f"WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN {_SQ_IDS}",
-            (thread_id, ids),
-        )
-        writes, w_size = self._one(
-            "SELECT count(*), SUM(length(value)) FROM writes "
-            f"WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN {_SQ_IDS}",
-            (thread_id, ids),
-        )
-        return _Counts(checkpoints, writes, 0, c_size + w_size)
-
-    def trim(
-        self, thread_id: str, trim: _Trim, snapshots: Mapping[str, Mapping[str, Any]]
-    ) -> _Counts:
-        counts = self.count_trim(thread_id, trim)
-        ids = json.dumps(trim.deleted)
-        serde = self.saver.serde
-        with self.saver.cursor() as cur:  # one transaction: all of it, or none
-            for root in trim.roots:
-                key = (thread_id, "", root)
-                row = cur.execute(
-                    "SELECT type, checkpoint FROM checkpoints "
-                    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                    key,
-                ).fetchone()
-                values = snapshots.get(root) or {}
-                if row is not None and values:
-                    checkpoint = serde.loads_typed((row[0], row[1]))
-                    stored = dict(checkpoint.get("channel_values") or {})
-                    stored.update({ch: DeltaSnapshot(v) for ch, v in values.items()})
-                    type_tag, blob = serde.dumps_typed({**checkpoint, "channel_values": stored})
-                    cur.execute(
-                        "UPDATE checkpoints SET type = ?, checkpoint = ? "
-                        "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                        (type_tag, blob, *key),
-                    )
-                    cur.executemany(
-                        "INSERT OR REPLACE INTO delta_snapshots VALUES (?, ?, ?, ?, ?)",
-                        [(*key, ch, _length(v)) for ch, v in values.items()],
-                    )
-                # A root now: no walk looks past it for a parent that is gone.
-                cur.execute(
-                    "UPDATE checkpoints SET parent_checkpoint_id = NULL "
-                    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                    key,
-                )
-            for table in ("writes", "delta_snapshots", "checkpoints"):
-                cur.execute(
-                    f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = '' "
-                    f"AND checkpoint_id IN {_SQ_IDS}",
-                    (thread_id, ids),
-                )
-        return counts
-
-    def sizes(self) -> dict[str, int]:
-        with self.saver.lock:
-            return {row[0]: int(row[1] or 0) for row in self.saver.conn.execute(_SQ_SIZES)}
-
-
-# -- PostgreSQL -------------------------------------------------------------------------------
-
-_PG_LINEAGE = (
-    "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints "
-    "WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id"
-)
-_PG_SIZES = (
-    "SELECT thread_id, SUM(n)::bigint AS size FROM ("
-    "SELECT thread_id, pg_column_size(checkpoint) + pg_column_size(metadata) AS n "
-    "FROM checkpoints "
-    "UNION ALL SELECT thread_id, octet_length(blob) FROM checkpoint_writes "
-    "UNION ALL SELECT thread_id, coalesce(octet_length(blob), 0) FROM checkpoint_blobs"
-    ") s GROUP BY thread_id"
-)
-_PG_VERSIONS = (
-    "SELECT DISTINCT v.key AS channel, v.value AS version FROM checkpoints c "
-    "CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v "
-    "WHERE c.thread_id = %s AND c.checkpoint_ns = '' AND c.checkpoint_id = ANY(%s)"
-)
-
-
-class _PostgresTables:
-    """The PostgreSQL store: `checkpoints`, `checkpoint_writes`, `checkpoint_blobs` (one
-    value per channel version) and our `kept_snapshots` listing."""
-
-    def __init__(self, saver: Any) -> None:
-        self.saver = saver
-
-    def _rows(self, sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
-        with postgres_cursor(self.saver) as cur:
-            return list(cur.execute(sql, args).fetchall())
-
-    def latest(self) -> list[tuple[str, str]]:
-        return [(r["thread_id"], r["latest"]) for r in self._rows(LATEST_THREADS_SQL, ())]
-
-    def lineage(self, thread_id: str) -> list[tuple[str, str | None]]:
-        rows = self._rows(_PG_LINEAGE, (thread_id,))
-        return [(r["checkpoint_id"], r["parent_checkpoint_id"]) for r in rows]
-
-    def count_thread(self, thread_id: str) -> _Counts:
-        row = self._rows(
-            "SELECT "
-            "(SELECT count(*) FROM checkpoints WHERE thread_id = %s) AS c, "
-            "(SELECT SUM(pg_column_size(checkpoint) + pg_column_size(metadata)) "
-            " FROM checkpoints WHERE thread_id = %s) AS cs, "
-            "(SELECT count(*) FROM checkpoint_writes WHERE thread_id = %s) AS w, "
-            "(SELECT SUM(octet_length(blob)) FROM checkpoint_writes WHERE thread_id = %s) AS ws, "
-            "(SELECT count(*) FROM checkpoint_blobs WHERE thread_id = %s) AS b, "
-            "(SELECT SUM(coalesce(octet_length(blob), 0)) FROM checkpoint_blobs "
-            " WHERE thread_id = %s) AS bs",
-            (thread_id,) * 6,
-        )[0]
-        size = sum(int(row[k] or 0) for k in ("cs", "ws", "bs"))
-        return _Counts(int(row["c"]), int(row["w"]), int(row["b"]), size)
-
-    def delete_thread(self, thread_id: str) -> _Counts:
-        counts = self.count_thread(thread_id)
-        with self._transaction() as cur:
-            for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs", "kept_snapshots"):
-                cur.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread_id,))
-        return counts
-
-    def _garbage(self, cur: Any, thread_id: str, trim: _Trim) -> dict[str, list[str]]:
-        """Blob versions that deleted checkpoints use and no kept one does, by channel."""
-        freed = cur.execute(_PG_VERSIONS, (thread_id, trim.deleted)).fetchall()
-        used = cur.execute(_PG_VERSIONS, (thread_id, trim.kept)).fetchall()
-        kept = {(r["channel"], r["version"]) for r in used}
-        garbage: dict[str, list[str]] = {}
-        for r in freed:
-            if (r["channel"], r["version"]) not in kept:
-                garbage.setdefault(r["channel"], []).append(r["version"])
-        return garbage
-
-    def count_trim(self, thread_id: str, trim: _Trim) -> _Counts:
-        with postgres_cursor(self.saver) as cur:
-            return self._count_trim(cur, thread_id, trim)
-
-    def _count_trim(self, cur: Any, thread_id: str, trim: _Trim) -> _Counts:
-        row = cur.execute(
-            "SELECT count(*) AS c, SUM(pg_column_size(checkpoint) + pg_column_size(metadata)) "
-            "AS s FROM checkpoints "
-            "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = ANY(%s)",
-            (thread_id, trim.deleted),
-        ).fetchone()
-        writes = cur.execute(
-            "SELECT count(*) AS c, SUM(octet_length(blob)) AS s FROM checkpoint_writes "
-            "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = ANY(%s)",
-            (thread_id, trim.deleted),
-        ).fetchone()
-        blobs, b_size = 0, 0
-        for channel, versions in self._garbage(cur, thread_id, trim).items():
-            found = cur.execute(
-                "SELECT count(*) AS c, SUM(coalesce(octet_length(blob), 0)) AS s "
-                "FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = '' "
-                "AND channel = %s AND version = ANY(%s)",
-                (thread_id, channel, versions),
-            ).fetchone()
-            blobs += int(found["c"])
-            b_size += int(found["s"] or 0)
-        size = int(row["s"] or 0) + int(writes["s"] or 0) + b_size
-        return _Counts(int(row["c"]), int(writes["c"]), blobs, size)
-
-    def trim(
-        self, thread_id: str, trim: _Trim, snapshots: Mapping[str, Mapping[str, Any]]
-    ) -> _Counts:
-        serde = self.saver.serde
-        with self._transaction() as cur:
-            counts = self._count_trim(cur, thread_id, trim)
-            garbage = self._garbage(cur, thread_id, trim)
-            for root in trim.roots:
-                values = snapshots.get(root) or {}
-                found = cur.execute(
-                    "SELECT checkpoint -> 'channel_versions' AS versions FROM checkpoints "
-                    "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s FOR UPDATE",
-                    (thread_id, root),
-                ).fetchone()
-                versions = (found or {}).get("versions") or {}
-                for channel, value in values.items():
-                    if channel not in versions:
-                        continue
-                    # Stored as PostgresSaver stores a snapshot: the value as the blob of
-                    # the channel's version, a `true` marker in the checkpoint.
-                    type_tag, blob = serde.dumps_typed(DeltaSnapshot(value))
-                    cur.execute(
-                        "INSERT INTO checkpoint_blobs "
-                        "(thread_id, checkpoint_ns, channel, version, type, blob) "
-                        "VALUES (%s, '', %s, %s, %s, %s) "
-                        "ON CONFLICT (thread_id, checkpoint_ns, channel, version) "
-                        "DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob",
-                        (thread_id, channel, str(versions[channel]), type_tag, blob),
-                    )
-                    cur.execute(
-                        "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, "
-                        "ARRAY['channel_values', %s], 'true'::jsonb, true) "
-                        "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s",
-                        (channel, thread_id, root),
-                    )
-                    cur.execute(
-                        "INSERT INTO kept_snapshots VALUES (%s, '', %s, %s, %s) "
-                        "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, channel) "
-                        "DO NOTHING",
-                        (thread_id, root, channel, _length(value) or 0),
-                    )
-                cur.execute(
-                    "UPDATE checkpoints SET parent_checkpoint_id = NULL "
-                    "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s",
-                    (thread_id, root),
-                )
-            for table in ("checkpoint_writes", "kept_snapshots", "checkpoints"):
-                cur.execute(
-                    f"DELETE FROM {table} WHERE thread_id = %s AND checkpoint_ns = '' "
-                    "AND checkpoint_id = ANY(%s)",
-                    (thread_id, trim.deleted),
-                )
-            for channel, versions in garbage.items():
-                cur.execute(
-                    "DELETE FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = '' "
-                    "AND channel = %s AND version = ANY(%s)",
-                    (thread_id, channel, versions),
-                )
-        return counts
-
-    @contextmanager
-    def _transaction(self) -> Iterator[Any]:
-        """The saver's lock and one transaction on its connection, with a dict-row cursor."""
-        from psycopg.rows import dict_row  # only a PostgreSQL store gets here
-
-        conn = self.saver.conn
-        with self.saver.lock, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-            yield cur
-
-    def sizes(self) -> dict[str, int]:
-        return {r["thread_id"]: int(r["size"] or 0) for r in self._rows(_PG_SIZES, ())}
-
-
-def _length(value: Any) -> int | None:
-    try:
-        return len(value)
-    except TypeError:
-        return None
