@@ -219,17 +219,17 @@ class Agent:
         checkpoint_id: str,
         *,
         edit: Mapping[int, Mapping[str, Any]] | None = None,
+        state: Mapping[str, Any] | None = None,
         new_thread_id: str | None = None,
     ) -> RunResult:
         """Start a new thread from any checkpoint of a run, `edit`ed, and run it on.
 
         The original thread is not touched. An edit maps a step number to what a person
-        may change (``{5: {"text": "the file is empty"}}``); see `Driver.fork` for the
-        edits and the errors.
+        may change (``{5: {"text": "the file is empty"}}``); `state` sets keys of the
+        graph's own state (``{"score": 20}``). See `Driver.fork` for both and the errors.
         """
-        events = self.driver.fork(
-            thread_id, checkpoint_id, edit=edit, new_thread_id=new_thread_id, detail=False
-        )
+        events = self.driver.fork(thread_id, checkpoint_id, edit=edit, state=state,
+                                  new_thread_id=new_thread_id, detail=False)  # fmt: skip
         return await outcome(events)
 
     areplay = replay_of_agent  # `Agent.replay` (its options: `thinkgraph.runs.replay.areplay`)

@@ -32,17 +32,32 @@ def history(
     store: StoreOpt = "",
     graph: GraphOpt = None,
 ) -> None:
-    """List a run's checkpoints, oldest first; fork from any of them."""
+    """List a run's checkpoints, oldest first; fork from any of them.
+
+    Under each checkpoint, the keys of the graph's own state its node changed, as
+    `key = JSON`, masked as `show` masks them.
+    """
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
+    from thinkgraph.views._run import shown_state, state_line
+    from thinkgraph.views.redact import Redactor
 
     def go() -> None:
         read_graph(store, thread, graph)  # the run is read from its record: no graph built
         with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
             points = agent.history(thread)
+            # Secrets are masked by what the whole run holds: its chain is read only when
+            # there are keys to show (a graph of ours has none).
+            chain = agent.chain(thread) if any(p.state for p in points) else []
+        redactor = Redactor(chain, mask_unknown=True)
+        before: dict[str, Any] = {}
         for point in points:
             when = point.at.astimezone().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if point.at else "?"
             typer.echo(f"{point.checkpoint_id}  {point.node:<10} step {point.step:<3} {when}")
+            changed = {k: v for k, v in point.state.items() if k not in before or before[k] != v}
+            for key, value in shown_state(changed, redactor).items():
+                typer.echo(f"  {state_line(key, value)}")
+            before = point.state
 
     guarded(go)
 
@@ -73,6 +88,29 @@ def _args(item: str, value: str) -> dict[str, Any]:
     return args
 
 
+def _set_keys(items: list[str] | None) -> dict[str, Any]:
+    """`--set KEY=JSON` options as `Agent.fork`'s state: each value parsed as JSON.
+
+    Which keys may be set, and to what, is decided by `thinkgraph.runs.forks`, not here.
+    """
+    values: dict[str, Any] = {}
+    for item in items or []:
+        key, equals, text = item.partition("=")
+        key = key.strip()
+        if not (equals and key):
+            fail(f"--set {item!r}: use KEY=JSON, e.g. --set score=20 or --set 'plan=[\"a\"]'")
+        if key in values:
+            fail(f"--set {key!r} is given twice; give each key once")
+        try:
+            values[key] = json.loads(text)
+        except ValueError:
+            fail(
+                f"--set {item!r}: the value of {key!r} is not JSON; quote text as a JSON "
+                f"string, e.g. --set '{key}=\"{text}\"'"
+            )
+    return values
+
+
 @app.command(rich_help_panel="Pause, resume, time travel")
 @with_options(RunOptions)
 def fork(
@@ -86,6 +124,16 @@ def fork(
             'tool call not yet run or approved, as JSON, \'3:args={"path": "b.txt"}\'.'
         ),
     ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="KEY=JSON (repeatable): set a key of the graph's own state (its state class "
+            "beyond AgentState) on the new thread, e.g. --set score=20 or --set "
+            '\'plan=["draft", "check"]\'; checked against the type the state declares, and '
+            "taken as given (a reducer does not fold it in).",
+        ),
+    ] = None,
     new_thread: Annotated[str | None, typer.Option("--thread", help="The new thread id.")] = None,
     *,
     opts: RunOptions,
@@ -93,12 +141,13 @@ def fork(
     """Start a new thread from a checkpoint (optionally edited) and run it on.
 
     The new run's chain is printed once it stops (the fork runs, then shows), as `run`
-    shows it. It runs on the graph of the run it forks, and records it.
+    shows it. It runs on the graph of the run it forks, and records it. A refused edit or
+    key leaves nothing behind: no new thread.
     """
     from thinkgraph.agent import Agent
     from thinkgraph.cli._progress import choose_mode, finished, follow, interruptible
 
-    edits = _step_edits(edit)
+    edits, values = _step_edits(edit), _set_keys(set_)
     flags = AgentFlags.given(
         opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph,
         opts.validator,
@@ -112,7 +161,9 @@ def fork(
         url, validators = existing_store(opts.store), load_validators(opts.validator)
         with Agent(chosen, loaded, store=url, graph=address, validators=validators) as agent:
             with interruptible(agent, forked, flags):
-                result = agent.fork(thread, checkpoint, edit=edits, new_thread_id=forked)
+                result = agent.fork(
+                    thread, checkpoint, edit=edits, state=values, new_thread_id=forked
+                )
             mode = choose_mode(as_json=opts.as_json, quiet=opts.quiet)
             follow(agent, forked, finished(result), flags, mode=mode, no_input=opts.no_input,
                    tools=loaded)  # fmt: skip

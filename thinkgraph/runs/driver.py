@@ -38,7 +38,13 @@ from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.gate import check_answer
 from thinkgraph.result import RunResult
 from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
-from thinkgraph.runs.forks import fork_edits, forked_state
+from thinkgraph.runs.forks import (
+    as_written,
+    fork_edits,
+    fork_values,
+    forked_state,
+    own_key_types,
+)
 from thinkgraph.runs.reader import RunReader, pending_of, status_of
 from thinkgraph.state import (
     AgentState,
@@ -112,6 +118,9 @@ class Driver:
         """Where this driver's graph comes from (None: ours); a run on another is refused."""
         self.reader = RunReader(saver, graph, deps.validators, address=self.graph_address)
         self._keys = frozenset(k for k in graph.builder.channels if not k.startswith("__"))
+        self._own_types = own_key_types(graph.builder.channels)
+        """The keys the graph's state declares beyond ours, with their types (a fork sets
+        them)."""
 
     def config(self, thread_id: str, limits: StepLimits | None = None) -> RunnableConfig:
         """The config of every graph call on `thread_id`: its id, tracing, recursion limit.
@@ -252,6 +261,7 @@ class Driver:
         checkpoint_id: str,
         *,
         edit: Mapping[int, Mapping[str, Any]] | None = None,
+        state: Mapping[str, Any] | None = None,
         new_thread_id: str | None = None,
         detail: bool = True,
     ) -> AsyncIterator[RunEvent]:
@@ -264,12 +274,16 @@ class Driver:
         empty"}}``), the answer of a thought not yet validated (``{7: {"answer": "42"}}``),
         or the args of a tool call that has neither run nor a person's decision (``{3:
         {"args": {"path": "b.txt"}}}``): the call runs with them, approved again if they
-        need it.
+        need it. `state` sets keys of the graph's own state (``{"score": 20}``), each
+        checked against the type the state declares and taken as given (a reducer does not
+        fold it into the value the key held); the run goes on as if its nodes had left it.
 
         Raises:
             ThreadNotFoundError: no such thread or no such checkpoint in it.
             ResumeValueError: `edit` is not ``{step_number: {field: value}}``, names a step
-                that does not exist, or changes what a person may not change.
+                that does not exist, or changes what a person may not change; `state` sets
+                a key of ours or one the graph's state does not declare, or a value not of
+                the declared type. Nothing is written: no new thread.
             ThreadBusyError: another process is advancing `new_thread_id`.
             ThreadIdError: either thread id breaks the rule of `check_thread_id`.
         """
@@ -295,14 +309,17 @@ class Driver:
             values = self.start_state(task.text if task is not None else "")
             values["limits"] = run.get("limits") or self.limits
             values["breakpoints"] = run.get("breakpoints") or self.breakpoints
-        values = forked_state(values, edits, self.deps, f"{thread_id}@{checkpoint_id}")
+        setting = fork_values(state, self._own_types)
+        values = forked_state(values, edits, self.deps, f"{thread_id}@{checkpoint_id}", setting)
         as_node = str(values.get("node") or "start")
         points = values.get("breakpoints")
         counters = values.get("counters") or Counters()
         async with self.store.alease(new_id, nested=False):
             await self._refuse_existing(new_id)
             await self.graph.aupdate_state(
-                target, values, as_node=START if as_node == "start" else as_node
+                target,
+                as_written(values, self.graph.builder.channels, setting),
+                as_node=START if as_node == "start" else as_node,
             )
             yield RunStart(new_id, values.get("limits") or self.limits, counters, resumed=True)
             plan = (None, target, points if isinstance(points, Breakpoints) else Breakpoints())

@@ -15,12 +15,30 @@ Anything else is refused with one line that names what may be edited: ids, numbe
 types; what a model replied and what a tool returned (records of what happened); and a
 thought's reasoning, because text formats show the model its reply as it wrote it, so an
 edited thought would be recorded but never seen.
+
+A fork may also set a key of the graph's own state (declared beyond `AgentState`) to a
+new value, checked against the type the state declares for it (`fork_values`): the run
+goes on from the checkpoint as if its nodes had left that value, so a router that reads
+the key may take another route. Our keys are never set: the steps decide them. A key
+with a reducer takes the value as given, not folded into what the key held
+(`as_written`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, cast, get_args, get_origin
+
+from langgraph.channels import BinaryOperatorAggregate, DeltaChannel
+from langgraph.channels.base import BaseChannel
+from langgraph.types import Overwrite
+from pydantic import (
+    ConfigDict,
+    PydanticSchemaGenerationError,
+    PydanticUserError,
+    TypeAdapter,
+    ValidationError,
+)
 
 from thinkgraph.errors import ResumeValueError
 from thinkgraph.hitl import check_edited_args
@@ -35,9 +53,19 @@ from thinkgraph.state import (
     ToolCallStep,
     ToolResultStep,
     ValidationStep,
+    is_own_key,
 )
+from thinkgraph.values import problem
 
-__all__ = ["EDITABLE", "edited_state", "fork_edits", "forked_state"]
+__all__ = [
+    "EDITABLE",
+    "as_written",
+    "edited_state",
+    "fork_edits",
+    "fork_values",
+    "forked_state",
+    "own_key_types",
+]
 
 EDITABLE: dict[str, str] = {"observation": "text", "thought": "answer", "tool_call": "args"}
 """The one field a fork may edit, by step type."""
@@ -116,15 +144,166 @@ def edited_state(values: dict[str, Any], edits: Edits, deps: Deps) -> dict[str, 
     return state
 
 
-def forked_state(values: dict[str, Any], edits: Edits, deps: Deps, source: str) -> dict[str, Any]:
+def own_key_types(channels: Mapping[str, BaseChannel[Any, Any, Any]]) -> dict[str, Any]:
+    """The keys a graph's state declares beyond `AgentState`, each with its declared type.
+
+    `channels` are the compiled graph's (``graph.builder.channels``), which hold each key's
+    annotation as LangGraph read it. A reducer is not part of the type:
+    ``Annotated[list[str], operator.add]`` gives ``list[str]``; other metadata stays
+    (``Annotated[int, Field(ge=0)]`` is checked for both).
+    """
+    return {key: _declared(channel) for key, channel in channels.items() if is_own_key(key)}
+
+
+def _declared(channel: BaseChannel[Any, Any, Any]) -> Any:
+    declared = channel.ValueType
+    if get_origin(declared) is not Annotated:
+        return declared
+    reducer = getattr(channel, "operator", None)  # a BinaryOperatorAggregate's
+    kept = [
+        m
+        for m in declared.__metadata__
+        if m is not reducer
+        and not isinstance(m, BaseChannel)
+        and not (isinstance(m, type) and issubclass(m, BaseChannel))
+    ]
+    base = get_args(declared)[0]
+    return cast(Any, Annotated)[(base, *kept)] if kept else base
+
+
+def fork_values(given: object, declared: Mapping[str, Any]) -> dict[str, Any]:
+    """`given` (key → new value) checked against the graph's own state, as it is stored.
+
+    `declared` is the state's own keys with their types (`own_key_types`). Each value is
+    validated (pydantic, lax: JSON's ``20`` is an int, ``"20"`` too) and stored validated.
+
+    Raises:
+        ResumeValueError: one line naming the key and the fix: not a mapping of key names;
+            a key of `AgentState`; a key the state does not declare (the declared ones
+            named); a value a run cannot hold, or not of the declared type (named).
+    """
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping) or not all(isinstance(k, str) for k in given):
+        raise ResumeValueError(
+            f'state maps keys of the graph\'s own state to values, e.g. {{"score": 20}}; '
+            f"got {given!r}"
+        )
+    mine = f"its own keys: {', '.join(sorted(declared))}" if declared else "none of its own"
+    checked: dict[str, Any] = {}
+    for key, value in given.items():
+        if not is_own_key(key):
+            raise ResumeValueError(
+                f"cannot set {key!r}: it is one of AgentState's keys, which the run's steps "
+                f"decide; a fork sets the graph's own keys ({mine}), and changes a step by "
+                "editing it"
+            )
+        if key not in declared:
+            raise ResumeValueError(
+                f"cannot set {key!r}: the graph's state does not declare it ({mine}); set a "
+                f"declared key, or declare it in the graph's state class, "
+                f"class MyState(AgentState): {key}: ..., built with state=MyState"
+            )
+        checked[key] = _valid(key, value, declared[key])
+    return checked
+
+
+def _valid(key: str, value: Any, declared: Any) -> Any:
+    """`value` validated as the type `declared` for `key`, or a refusal naming the type."""
+    wrong = problem(value, f"the value of {key!r}")
+    if wrong is not None:
+        raise ResumeValueError(f"cannot set {key!r}: {wrong}")
+    try:
+        adapter = _adapter(declared)
+    except PydanticUserError as exc:
+        raise ResumeValueError(
+            f"cannot set {key!r}: pydantic cannot check a value against its declared type "
+            f"{_type_name(declared)} ({exc.code}); set it from a node of the graph instead"
+        ) from exc
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"]))
+        why = f"{where}: {first['msg']}" if where else first["msg"]
+        raise ResumeValueError(
+            f"cannot set {key!r} to {_short(value)}: the graph's state declares it "
+            f"{_type_name(declared)} ({why}); give a value of that type"
+        ) from exc
+
+
+def _adapter(declared: Any) -> TypeAdapter[Any]:
+    try:
+        return TypeAdapter(declared)
+    except PydanticSchemaGenerationError:
+        # A class of the user's pydantic knows nothing of is checked by isinstance: a value
+        # made from JSON is never one, so it is refused rather than stored unchecked.
+        return TypeAdapter(declared, config=ConfigDict(arbitrary_types_allowed=True))
+
+
+def _type_name(declared: Any) -> str:
+    if get_origin(declared) is Annotated:  # its constraints are named by pydantic's message
+        return _type_name(get_args(declared)[0])
+    if isinstance(declared, type) and not get_args(declared):
+        return declared.__name__
+    return repr(declared).replace("typing.", "")
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def forked_state(
+    values: dict[str, Any],
+    edits: Edits,
+    deps: Deps,
+    source: str,
+    setting: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The state a fork of `source` ("thread@checkpoint") starts from: `values` with
-    `edits` applied (see `edited_state`) and a human step recording the fork."""
+    `edits` applied (see `edited_state`), the keys of its own state in `setting` (checked
+    by `fork_values`) set, and a human step recording the fork."""
     state = edited_state(values, edits, deps)
+    state.update(setting or {})
     note = f"forked from {source}"
     if edits:
         note += f"; edited steps {', '.join(map(str, sorted(edits)))}"
+    if setting:
+        note += f"; set {', '.join(sorted(setting))}"
     state["chain"] = [*state["chain"], HumanStep(node="fork", kind="fork", text=note)]
     return state
+
+
+def as_written(
+    state: Mapping[str, Any],
+    channels: Mapping[str, BaseChannel[Any, Any, Any]],
+    setting: Mapping[str, Any],
+) -> dict[str, Any]:
+    """`state` as a fork writes it to its new thread: each own key holds its value as is.
+
+    LangGraph writes a state through each key's reducer, and a new thread's reducer key
+    starts from its type's empty value (``int()``, ``list()``): ``min(0, 7)`` would turn a
+    7 into 0. So a key with a reducer and such a start is written as LangGraph's
+    `Overwrite`, which the channel stores unfolded (a `DeltaChannel` always folds into an
+    empty value, so its keys always are). One with no empty value takes its first write as
+    it is, where an `Overwrite` would be stored as the value itself. A key that holds just
+    its empty value, and is not in `setting`, is left out: the new thread starts with it,
+    as the source did before a node wrote it (a read on the graph shows it either way).
+    """
+    written = dict(state)
+    for key, value in state.items():
+        channel = channels.get(key)
+        if not is_own_key(key):
+            continue
+        if isinstance(channel, DeltaChannel):
+            written[key] = Overwrite(value)
+        elif isinstance(channel, BinaryOperatorAggregate) and channel.is_available():
+            if key not in setting and value == channel.get():
+                del written[key]
+            else:
+                written[key] = Overwrite(value)
+    return written
 
 
 def _text(number: int, field: str, value: object) -> str:

@@ -10,7 +10,8 @@
                                     or Mermaid text when Graphviz is not installed
     POST /runs/{thread}/resume      {"decisions"?: {call_id: {"action": ...}}, "answer"?: ...}
     GET  /runs/{thread}/events      server-sent events: `step` (each step as it is stored),
-                                    `status` (when status or what it waits for changes),
+                                    `status` (when status, what it waits for, or the
+                                    keys of the graph's own state change),
                                     `end` (the run is done or failed); a paused run's
                                     stream ends after its `status` (open it again once
                                     answered). Each `step` has its number as its id:
@@ -406,7 +407,8 @@ def _last_step(request: Request) -> int:
 
 
 def _status(doc: dict[str, Any]) -> dict[str, Any]:
-    keys = ("status", "stop_reason", "detail", "answer", "pending", "totals")
+    # With the run's own state (masked in the document), so a page shows it as it changes.
+    keys = ("status", "stop_reason", "detail", "answer", "pending", "totals", "state")
     return {k: doc.get(k) for k in keys}
 
 

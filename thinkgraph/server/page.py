@@ -11,8 +11,10 @@ it has sent an answer.
 A waiting tool call can be approved, edited (its arguments as JSON, checked by the server
 against the tool's schema; a refusal is shown next to the call and the run stays paused),
 answered with text instead of running it, or rejected with a reason. An ask_human pause
-takes retry, abort or guidance; a breakpoint, continue. The page carries no inline event
-handler: `PAGE_CSP` allows only its own script and style, by hash.
+takes retry, abort or guidance; a breakpoint, continue. The keys of the graph's own state
+(beyond `AgentState`), masked by the server, are listed as ``key = JSON`` as they change.
+The page carries no inline event handler: `PAGE_CSP` allows only its own script and style,
+by hash.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ _STYLE = """
   .tool_result, .observation { border-color: #198754; } .error { border-color: #dc3545; }
   .final { border-color: #000; } .human { border-color: #fd7e14; }
   #status { font-weight: 600; margin: 8px 0; }
+  #state li { font: 13px/1.4 ui-monospace, Menlo, Consolas, monospace; white-space: pre-wrap;
+              overflow-wrap: anywhere; }
   .pending { background: #fff8e6; border: 1px solid #f0c36d; padding: 8px; margin: 8px 0;
              border-radius: 4px; }
   .pending .what { font-weight: 600; overflow-wrap: anywhere; }
@@ -217,6 +221,14 @@ function breakpointBox(thread, p) {
   return div;
 }
 
+// The keys of the graph's own state, as the server masked them, one `key = JSON` a line.
+function showState(state) {
+  const keys = Object.keys(state || {});
+  $("stateKeys").replaceChildren(
+    ...keys.map((key) => el("li", "", key + " = " + JSON.stringify(state[key]))));
+  $("state").hidden = keys.length === 0;
+}
+
 function showPending(thread, status) {
   const box = $("pending"); box.replaceChildren();
   decided = {};
@@ -288,6 +300,7 @@ function watch(thread) {
     li.classList.toggle("on", li.dataset.thread === thread);
   $("title").textContent = "thread " + thread;
   $("steps").replaceChildren(); $("pending").replaceChildren(); $("status").textContent = "";
+  showState({});
   shown = 0; lastStatus = ""; decided = {};
   refreshDiagram();
   const stream = new EventSource(runUrl(thread) + "/events");
@@ -309,6 +322,7 @@ function watch(thread) {
     lastStatus = s.status;
     $("status").textContent = s.status + (s.stop_reason ? " (" + s.stop_reason + ")" : "")
       + (s.answer ? " · answer: " + s.answer : "");
+    showState(s.state);
     showPending(thread, s);
     refreshDiagram();
     listRuns();
@@ -361,6 +375,7 @@ PAGE = f"""<!doctype html>
   <div id="title" class="muted">Pick a run, or start one.</div>
   <div id="status"></div>
   <div id="pending"></div>
+  <section id="state" hidden><h2>State</h2><ul id="stateKeys"></ul></section>
   <details id="diagram" open hidden><summary>Diagram</summary><div id="drawing"></div></details>
   <div id="steps"></div>
 </div>
