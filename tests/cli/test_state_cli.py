@@ -88,3 +88,29 @@ def test_a_breakpoint_pause_has_one_word_in_runs_show_and_pending(
     assert pending.startswith(f"{words} at think step 0")
     paused_only = runner.invoke(app, ["runs", "--status", "paused", "--store", sqlite_url])
     assert "b1" in paused_only.output
+
+
+def test_a_fork_keeps_the_runs_breakpoints_and_takes_more(sqlite_url: str, script: str) -> None:
+    run_args = ["--store", sqlite_url, "--script", script, "--graph", PLANNED]
+    started = runner.invoke(
+        app,
+        ["run", "plan it", "--thread", "k1", "--no-input", "--breakpoint", "before:critic",
+         *run_args],
+    )  # fmt: skip
+    assert started.exit_code == 3, started.output
+    with Agent(ScriptedModel([]), store=sqlite_url) as agent:
+        at = next(c for c in agent.history("k1") if c.node == "planner").checkpoint_id
+    # The fork pauses at the run's own breakpoint, though this command names none.
+    kept = runner.invoke(app, ["fork", "k1", at, "--thread", "k2", "--no-input", *run_args])
+    assert kept.exit_code == 3 and "status: paused (breakpoint before critic)" in kept.output
+    # --breakpoint adds one to those the run has.
+    more = runner.invoke(
+        app,
+        ["fork", "k1", at, "--thread", "k3", "--no-input", "--breakpoint", "after:planner",
+         *run_args],
+    )  # fmt: skip
+    assert more.exit_code == 3, more.output
+    with Agent(ScriptedModel([]), store=sqlite_url) as agent:
+        stored = agent.graph.get_state({"configurable": {"thread_id": "k3"}}).values
+    assert stored["breakpoints"].before == ("critic",)
+    assert stored["breakpoints"].after == ("planner",)

@@ -13,10 +13,12 @@ from thinkgraph.cli._app import (
     existing_store,
     fail,
     guarded,
+    load_breakpoints,
     load_tools,
     load_validators,
 )
 from thinkgraph.cli._options import (
+    BreakpointOpt,
     GraphOpt,
     RunOptions,
     StoreOpt,
@@ -135,19 +137,22 @@ def fork(
         ),
     ] = None,
     new_thread: Annotated[str | None, typer.Option("--thread", help="The new thread id.")] = None,
+    breakpoint: BreakpointOpt = None,
     *,
     opts: RunOptions,
 ) -> None:
     """Start a new thread from a checkpoint (optionally edited) and run it on.
 
     The new run's chain is printed once it stops (the fork runs, then shows), as `run`
-    shows it. It runs on the graph of the run it forks, and records it. A refused edit or
-    key leaves nothing behind: no new thread.
+    shows it. It runs on the graph of the run it forks, and records it; it keeps the
+    run's breakpoints, and --breakpoint adds more. A refused edit or key leaves nothing
+    behind: no new thread.
     """
     from thinkgraph.agent import Agent
     from thinkgraph.cli._progress import choose_mode, finished, follow, interruptible
 
     edits, values = _step_edits(edit), _set_keys(set_)
+    points = load_breakpoints(breakpoint)
     flags = AgentFlags.given(
         opts.store, opts.tools, opts.model, opts.api_base, opts.script, opts.mcp, opts.graph,
         opts.validator,
@@ -159,7 +164,9 @@ def fork(
         forked = new_thread or uuid.uuid4().hex[:12]
         address = run_graph(opts.store, thread, opts.graph)
         url, validators = existing_store(opts.store), load_validators(opts.validator)
-        with Agent(chosen, loaded, store=url, graph=address, validators=validators) as agent:
+        with Agent(
+            chosen, loaded, store=url, graph=address, validators=validators, breakpoints=points
+        ) as agent:
             with interruptible(agent, forked, flags):
                 result = agent.fork(
                     thread, checkpoint, edit=edits, state=values, new_thread_id=forked

@@ -33,6 +33,7 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.graphs.address import address_in, check_continues_on_its_graph
+from thinkgraph.graphs.breakpoints import joined_breakpoints
 from thinkgraph.graphs.react import build_react_graph
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.gate import check_answer
@@ -312,7 +313,12 @@ class Driver:
         setting = fork_values(state, self._own_types)
         values = forked_state(values, edits, self.deps, f"{thread_id}@{checkpoint_id}", setting)
         as_node = str(values.get("node") or "start")
-        points = values.get("breakpoints")
+        # The run's breakpoints hold on the fork, and this driver's (a fork's own) join them.
+        stored = values.get("breakpoints")
+        points = joined_breakpoints(
+            stored if isinstance(stored, Breakpoints) else Breakpoints(), self.breakpoints
+        )
+        values["breakpoints"] = points
         counters = values.get("counters") or Counters()
         async with self.store.alease(new_id, nested=False):
             await self._refuse_existing(new_id)
@@ -322,7 +328,7 @@ class Driver:
                 as_node=START if as_node == "start" else as_node,
             )
             yield RunStart(new_id, values.get("limits") or self.limits, counters, resumed=True)
-            plan = (None, target, points if isinstance(points, Breakpoints) else Breakpoints())
+            plan = (None, target, points)
             async for event in self._advance(new_id, plan, counters, len(values["chain"]), detail):
                 yield event
         await self._retain(new_id)
