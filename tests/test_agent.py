@@ -223,7 +223,7 @@ def test_a_timeout_during_tools_finalizes_with_the_reason() -> None:
     limits = StepLimits(timeout_s=0.1)
     result = Agent(ScriptedModel(replies), [nap], limits=limits, store="memory://").run("x")
     assert result.stop_reason == "timeout" and think_calls(result.chain) == 1
-    # The run's limit stops the nap itself (tests/test_run_timeout.py has the details).
+    # The run's limit stops the nap itself (tests/runs/test_run_timeout.py has the details).
     assert result.counters.elapsed_s >= 0.1
 
 

@@ -19,7 +19,7 @@ from thinkgraph.errors import ResumeValueError
 from thinkgraph.state import BaseStep
 from thinkgraph.storage.sqlite import KEEP_MIN_SIZE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _content(chain: list[BaseStep]) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ import pytest
 from tests.support.crash_cycles import build_agent
 from thinkgraph.state import BaseStep
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _child(store: str, thread: str, log: Path, mode: str, kill: str) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_run_timeout import (
+from tests.runs.test_run_timeout import (
     assert_stopped_by_the_run,
     call,
     final,
@@ -34,7 +34,7 @@ from thinkgraph import Agent, ScriptedModel, StepLimits, tool
 from thinkgraph.state import ToolCall
 from thinkgraph.tools import ToolContext, ToolRegistry, aexecute_call
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CTX = ToolContext.for_call("thread-1", 1, "call-1")
 
 
