@@ -79,6 +79,9 @@ class RunSummary(BaseModel):
     """What a paused run waits for."""
     steps: int = 0
     """Think steps taken."""
+    nodes: int = 0
+    """Nodes run: every node's step, ours and a graph's own (the act tasks of one round
+    count once), as LangGraph numbers its steps."""
     updated_at: datetime | None = None
     """When the run's latest checkpoint was written."""
     replay: str | None = None

@@ -348,9 +348,10 @@ def test_runs_lists_each_run_with_its_status_newest_first(
     assert listed.exit_code == 0, listed.output
     ours = [line.split() for line in listed.output.splitlines() if line.startswith(thread_id)]
     assert [row[:4] for row in ours] == [
-        [broken, "failed", "(consecutive_failures)", "3"],
+        # Every node's step counts: three thinks and finalize; a whole approved round.
+        [broken, "failed", "(consecutive_failures)", "4"],
         [waiting, "paused", "(approval:", "send_email)"],
-        [finished, "done", "2", "steps"],
+        [finished, "done", "7", "nodes"],
     ]
     only = cli("runs", "--status", "paused", "--limit", "100", store=store_url, tools="")
     assert waiting in only.output and finished not in only.output and broken not in only.output

@@ -60,7 +60,8 @@ def runs(
             status_text = run.status_text(stopped=run.thread_id in stopped)
             size = human_size(sizes[run.thread_id]) if run.thread_id in sizes else ""
             typer.echo(
-                f"{run.thread_id:<16} {status_text:<36} {run.steps:>3} steps  {when}  {size:>9}"
+                f"{run.thread_id:<16} {status_text:<36} {run.nodes:>3} "
+                f"{'node ' if run.nodes == 1 else 'nodes'}  {when}  {size:>9}"
             )
         from thinkgraph.storage import is_postgres_url
 

@@ -281,11 +281,8 @@ class RunReader:
             snapshot = without_chain(latest)
             if not isinstance(snapshot.values.get("limits"), StepLimits):
                 continue  # a thread some other LangGraph program wrote: not a thinkgraph run
-            points = snapshot.values.get("breakpoints")
-            if isinstance(points, Breakpoints) and (points.before or points.after):
-                # Whether it stands at a breakpoint depends on the next node, which only a
-                # full read computes; only runs with breakpoints pay for it.
-                snapshot = self._graph_for(latest).get_state(config)
+            # Whether it stands at a breakpoint is read from the checkpoint too (its next
+            # nodes, `without_chain`): no run is read whole for a listing.
             summary = summarize(thread_id, snapshot, status_of(snapshot), pending_of(snapshot))
             if status is None or summary.status == status:
                 found.append(summary)

@@ -44,6 +44,7 @@ def summarize(
         detail=run.detail if isinstance(run, RunInfo) else "",
         pending=pending,
         steps=counters.steps if isinstance(counters, Counters) else 0,
+        nodes=max(0, int((snapshot.metadata or {}).get("step", 0) or 0)),
         updated_at=datetime.fromisoformat(created) if created else None,
         replay=_replay_outcome(values, run),
     )
