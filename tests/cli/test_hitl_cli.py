@@ -199,7 +199,8 @@ def test_answering_one_call_of_several_is_refused_and_names_the_others(
     line = one_error_line(
         cli("approve", thread_id, email, store=store_url, script=answer_script, tools=BOTH)
     )
-    assert f"calls {note} also wait" in line and f"thinkgraph decide {thread_id}" in line
+    assert f"every waiting call needs a decision; missing: {note}" in line
+    assert f"thinkgraph decide {thread_id}" in line
     assert stored(store_url, thread_id) == before
 
 
@@ -231,7 +232,8 @@ def test_approve_without_call_ids_approves_every_waiting_call(
     [
         (
             ["approve", "{t}", "nope"],
-            "no call 'nope' waits for approval in thread '{t}'; waiting: {c}",
+            "thread '{t}': no call 'nope' waits for approval; the run is still paused; "
+            "waiting: {c} (send_email)",
         ),
         (["approve", "{t}", "{c}", "--edit", '{"to": "a@b.c"}'], "body: Field required"),
         (["approve", "{t}", "{c}", "--edit", '{"to": '], "--edit is not valid JSON"),

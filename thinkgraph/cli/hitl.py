@@ -47,7 +47,8 @@ from thinkgraph.cli._options import (
 from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, keep_masked
 from thinkgraph.cli._progress import choose_mode
 from thinkgraph.cli._runs import make_model, read_graph, run_graph, stopped_runs
-from thinkgraph.hitl import Approve, Edit, Reject, Respond
+from thinkgraph.errors import ResumeValueError
+from thinkgraph.hitl import Approve, Edit, Reject, Respond, check_approvals
 
 Decision = Approve | Edit | Reject | Respond
 
@@ -120,18 +121,13 @@ def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
             if before.status != "paused" or not waiting:
                 fail(_not_waiting(thread, before))
             decisions = _kept(decide(sorted(waiting)), waiting)
-            unknown = sorted(set(decisions) - set(waiting))
-            if unknown:
+            try:  # the one rule for answers (`hitl.check_approvals`), before anything moves
+                check_approvals(list(waiting.values()), decisions, agent.deps.tools)
+            except ResumeValueError as exc:
                 fail(
-                    f"no call {unknown[0]!r} waits for approval in thread {thread!r}; "
-                    f"waiting: {', '.join(sorted(waiting))} (see thinkgraph pending {thread})"
-                )
-            others = sorted(set(waiting) - set(decisions))
-            if others:
-                fail(
-                    f"calls {', '.join(others)} also wait and nothing runs until every call "
-                    f"is answered; answer all in one command: thinkgraph decide {thread} "
-                    "--approve ID --edit ID='{…}' --reject ID='reason' --respond ID='text'"
+                    f"thread {thread!r}: {exc}; answer every call in one command: thinkgraph "
+                    f"decide {thread} --approve ID --edit ID='{{…}}' --reject ID='reason' "
+                    "--respond ID='text'"
                 )
             for call_id, decision in sorted(decisions.items()):
                 name = waiting[call_id].tool or ""
