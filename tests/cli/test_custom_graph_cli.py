@@ -5,9 +5,10 @@ The run records where its graph comes from (`thinkgraph.graphs.address`). Readin
 runs the user's node when the operator trusts the recorded address (`--graph`,
 `THINKGRAPH_GRAPHS`, a `langgraph.json` here), and is refused in one line otherwise; a
 graph that cannot be imported, or a `--graph` that is not the run's, is refused with one
-line and the run left as it was. A command that runs the graph (`run`, `approve`, `resume`,
-`fork`) is a new process, from the repo root unless a test says otherwise; the reads and
-the refusals, which import no graph of the run's, are called in this process (`here`).
+line and the run left as it was. A command that continues a run (`approve`, `resume`,
+`fork`) is a new process, from the repo root unless a test says otherwise; the runs that
+set a test up, the reads and the refusals are called in this process (`here`, which
+imports a user's graph file or module afresh each time, as a new process does).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def script(tmp_path: Path) -> str:
 
 def paused(store: str, script: str, *graph: str, cwd: Path = ROOT) -> None:
     """Start thread t1, which pauses for approval of one send_email call."""
-    done = thinkgraph(
+    done = here(
         "run", "email the ceo", "--thread", "t1", "--no-input", "--store", store,
         "--tools", EMAIL, "--script", script, *graph, cwd=cwd,
     )  # fmt: skip
@@ -241,7 +242,7 @@ def test_the_graph_of_a_langgraph_json_here_is_used_and_recorded(
     (folder / "my_graph.py").write_text(GRAPH_FILE)
     (folder / "langgraph.json").write_text(json.dumps({"graphs": {"g": "./my_graph.py:build"}}))
 
-    drawn = thinkgraph("draw", "--format", "ascii", cwd=folder)
+    drawn = here("draw", "--format", "ascii", cwd=folder)
     assert drawn.returncode == 0 and "reflect" in drawn.stdout, drawn.stderr
     paused(store, script, cwd=folder)
     assert state(store)[2] == f"{(folder / 'my_graph.py').resolve()}:build"
@@ -290,7 +291,7 @@ def test_a_graph_module_in_the_current_folder_is_found_when_the_run_goes_on(
 def test_run_sets_breakpoints_and_validators_on_a_custom_graph(store: str, tmp_path: Path) -> None:
     script = tmp_path / "replies.json"
     script.write_text(json.dumps([*REPLIES[:1], "Thought: done\nFinal Answer: done", REPLIES[1]]))
-    started = thinkgraph(
+    started = here(
         "run", "email the ceo", "--thread", "t1", "--no-input", "--store", store,
         "--tools", EMAIL, "--script", str(script), "--graph", REFLECT,
         "--breakpoint", "before:reflect", "--validator", "tests.cli.sample_graphs:needs_sent",

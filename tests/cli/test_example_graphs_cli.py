@@ -1,11 +1,11 @@
-"""The examples' custom graphs from the command line, each step that runs them a new process.
+"""The examples' custom graphs from the command line, each approval a new process.
 
 `examples/reflect.py` (plan → execute → reflect, our think and act renamed, `publish`
 gated by approval) is started with `--graph examples.reflect:build`, paused at the
 approval, and continued by `thinkgraph approve` with the options a run of our graph needs
 and the graph trusted (`--graph` or `THINKGRAPH_GRAPHS`): the user's nodes run, `history`
-names them, and the drawing's counts are history's (the reads, which import no graph,
-called in this process).
+names them, and the drawing's counts are history's (the run that pauses and the reads
+are called in this process).
 The critic's and the planner's graphs are taken through the same steps, with reflect's
 gated `publish` among their tools.
 """
@@ -33,7 +33,7 @@ def test_a_reflect_run_paused_at_approval_is_continued_by_the_cli_on_its_graph(
     script.write_text(json.dumps(reflect.SCRIPT))
     options = ["--store", store, "--tools", TOOLS, "--script", str(script)]
 
-    started = thinkgraph("run", reflect.TASK, "--thread", "r1", "--no-input", "--graph", GRAPH,
+    started = here("run", reflect.TASK, "--thread", "r1", "--no-input", "--graph", GRAPH,
                          *options)  # fmt: skip
     assert started.returncode == 3, started.stdout + started.stderr
     assert state(store, "r1")[0] == "paused" and state(store, "r1")[2] == GRAPH
@@ -81,7 +81,7 @@ def test_each_example_paused_at_approval_is_continued_by_the_cli_on_its_graph(
     options = ["--store", store, "--tools", TOOLS, "--script", str(script)]
     task = example.TASK  # type: ignore[attr-defined]
 
-    started = thinkgraph("run", task, "--thread", "g1", "--no-input", "--graph", graph, *options)
+    started = here("run", task, "--thread", "g1", "--no-input", "--graph", graph, *options)
     assert started.returncode == 3, started.stdout + started.stderr
     assert state(store, "g1")[0] == "paused" and state(store, "g1")[2] == graph
 
