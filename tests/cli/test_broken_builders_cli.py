@@ -1,7 +1,9 @@
 """A graph builder that cannot build a graph is one `error:` line (exit 2) from every
 command that builds an agent on it, never a traceback, and nothing is stored.
 
-Each CLI call is a new process, run from a folder holding the graph file.
+Each command runs from a folder holding the graph file, in this process (the graph file is
+read afresh by each: `tests.support.cli`), except the one that must read the file again
+after it changed, which is a new process.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import thinkgraph_here
 
 ROOT = Path(__file__).resolve().parents[2]
 THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
@@ -79,7 +83,7 @@ def folder(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("graph", sorted(REFUSED))
 def test_run_on_a_broken_builder_is_one_line_and_stores_nothing(graph: str, folder: Path) -> None:
-    done = thinkgraph(
+    done = thinkgraph_here(
         "run", "go", "--graph", graph, "--store", "sqlite:///runs.db", "--script",
         "replies.json", cwd=folder,
     )  # fmt: skip
@@ -91,7 +95,7 @@ def test_run_on_a_broken_builder_is_one_line_and_stores_nothing(graph: str, fold
 
 @pytest.mark.parametrize("graph", ["graphs.py:raises", "graphs.py:takes_none", "os:system"])
 def test_draw_of_a_broken_builder_is_one_line(graph: str, folder: Path) -> None:
-    line = one_error(thinkgraph("draw", "--graph", graph, cwd=folder))
+    line = one_error(thinkgraph_here("draw", "--graph", graph, cwd=folder))
     assert REFUSED[graph] in line
 
 
@@ -99,7 +103,7 @@ def test_a_run_whose_builder_now_raises_is_read_and_refused_in_one_line_when_run
     folder: Path,
 ) -> None:
     store = "sqlite:///runs.db"
-    done = thinkgraph(
+    done = thinkgraph_here(
         "run", "go", "--graph", "graphs.py:build", "--store", store, "--script",
         "replies.json", "--thread", "t1", cwd=folder,
     )  # fmt: skip
@@ -107,7 +111,7 @@ def test_a_run_whose_builder_now_raises_is_read_and_refused_in_one_line_when_run
     graphs = folder / "graphs.py"
     graphs.write_text(graphs.read_text().replace("return build_react_graph(deps)\n", "1 / 0\n", 1))
     # Reading the run builds no graph: show works whatever the builder does now.
-    shown = thinkgraph("show", "t1", "--store", store, cwd=folder)
+    shown = thinkgraph_here("show", "t1", "--store", store, cwd=folder)
     assert shown.returncode == 0 and "answer: 1" in shown.stdout, shown.stdout + shown.stderr
     # A command that runs it builds the graph: one line.
     line = one_error(thinkgraph("resume", "t1", "--graph", "graphs.py:build", "--store", store,

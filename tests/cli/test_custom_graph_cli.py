@@ -5,8 +5,10 @@ The run records where its graph comes from (`thinkgraph.graphs.address`). Readin
 runs the user's node when the operator trusts the recorded address (`--graph`,
 `THINKGRAPH_GRAPHS`, a `langgraph.json` here), and is refused in one line otherwise; a
 graph that cannot be imported, or a `--graph` that is not the run's, is refused with one
-line and the run left as it was. Every CLI call here is a new process, from the repo root
-unless a test says otherwise.
+line and the run left as it was. A command that continues a run (`approve`, `resume`,
+`fork`) is a new process, from the repo root unless a test says otherwise; the runs that
+set a test up, the reads and the refusals are called in this process (`here`, which
+imports a user's graph file or module afresh each time, as a new process does).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.sample_graphs import OTHER, REFLECT
+from tests.support.cli import thinkgraph_here
 from thinkgraph import Agent, ScriptedModel
 from thinkgraph.graphs.address import recorded_address
 
@@ -53,6 +56,15 @@ def thinkgraph(
     )
 
 
+def here(
+    *args: str, cwd: Path = ROOT, trust: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`thinkgraph` in this process, as `thinkgraph` runs it in a new one."""
+    return thinkgraph_here(
+        *args, cwd=cwd, env=None if trust is None else {"THINKGRAPH_GRAPHS": trust}
+    )
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'runs.db'}"
@@ -67,7 +79,7 @@ def script(tmp_path: Path) -> str:
 
 def paused(store: str, script: str, *graph: str, cwd: Path = ROOT) -> None:
     """Start thread t1, which pauses for approval of one send_email call."""
-    done = thinkgraph(
+    done = here(
         "run", "email the ceo", "--thread", "t1", "--no-input", "--store", store,
         "--tools", EMAIL, "--script", script, *graph, cwd=cwd,
     )  # fmt: skip
@@ -112,8 +124,8 @@ def test_approve_from_a_new_process_continues_the_run_on_its_own_graph(
 
     # The options a run of our graph needs, and no --graph: the recorded address is data
     # from the store, not imported until the operator trusts it.
-    refused = thinkgraph("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
-                         "--script", script)  # fmt: skip
+    refused = here("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
+                   "--script", script)  # fmt: skip
     error = one_error(refused)
     assert f"records graph {REFLECT!r}, which is not trusted here" in error
     assert f"--graph {REFLECT}" in error and "THINKGRAPH_GRAPHS" in error
@@ -127,12 +139,12 @@ def test_approve_from_a_new_process_continues_the_run_on_its_own_graph(
     assert status == "done" and recorded == REFLECT
     assert nodes[nodes.index("observe") + 1] == "reflect"
 
-    listed = thinkgraph("history", "t1", "--store", store)
+    listed = here("history", "t1", "--store", store)
     assert listed.returncode == 0, listed.stderr
     history = history_counts(listed.stdout)
     assert history["reflect"] == 1 and history["act"] == 1
 
-    drawn = thinkgraph("draw", "--thread", "t1", "--format", "ascii", "--store", store)
+    drawn = here("draw", "--thread", "t1", "--format", "ascii", "--store", store)
     assert drawn.returncode == 0, drawn.stderr
     overlay = overlay_counts(drawn.stdout)
     assert "reflect" in overlay
@@ -161,18 +173,18 @@ def test_a_run_whose_graph_cannot_be_imported_is_refused_untouched_then_continue
     graph_file.unlink()
 
     for command in ("approve", "resume"):  # they run on: the run's tools and model
-        done = thinkgraph(command, "t1", "--tools", EMAIL, "--script", script, "--store", store)
+        done = here(command, "t1", "--tools", EMAIL, "--script", script, "--store", store)
         assert "which is not trusted here" in one_error(done)
         assert state(store) == before
         # Trusted, but gone: the import fails, in one line.
-        done = thinkgraph(command, "t1", "--tools", EMAIL, "--script", script, "--store", store,
-                          trust=before[2])  # fmt: skip
+        done = here(command, "t1", "--tools", EMAIL, "--script", script, "--store", store,
+                    trust=before[2])  # fmt: skip
         assert "no file" in one_error(done)
         assert state(store) == before
     # Reading it needs no graph: it is read and drawn from its record.
     for command in ("history", "draw", "show"):
         args = ["--thread", "t1", "--format", "ascii"] if command == "draw" else ["t1"]
-        done = thinkgraph(command, *args, "--store", store)
+        done = here(command, *args, "--store", store)
         assert done.returncode == 0, done.stdout + done.stderr
         assert command != "draw" or "reflect" in done.stdout
         assert state(store) == before
@@ -187,31 +199,31 @@ def test_a_run_whose_graph_cannot_be_imported_is_refused_untouched_then_continue
 def test_a_graph_that_is_not_the_runs_is_refused(store: str, script: str) -> None:
     paused(store, script, "--graph", REFLECT)
     before = state(store)
-    done = thinkgraph("approve", "t1", "--store", store, "--tools", EMAIL, "--script", script,
-                      "--graph", OTHER)  # fmt: skip
+    done = here("approve", "t1", "--store", store, "--tools", EMAIL, "--script", script,
+                "--graph", OTHER)  # fmt: skip
     error = one_error(done)
     assert f"--graph {OTHER} is not the graph thread 't1' ran ({REFLECT})" in error
     assert f"pass --graph {REFLECT}" in error
     assert state(store) == before
 
     # The same graph named again is no mismatch.
-    same = thinkgraph("history", "t1", "--store", store, "--graph", REFLECT)
+    same = here("history", "t1", "--store", store, "--graph", REFLECT)
     assert same.returncode == 0 and "reflect" not in same.stdout  # not run yet
 
 
 def test_a_run_of_our_graph_refuses_a_graph(store: str, script: str) -> None:
     paused(store, script)
     assert state(store)[2] is None
-    done = thinkgraph("approve", "t1", "--store", store, "--tools", EMAIL, "--script", script,
-                      "--graph", REFLECT)  # fmt: skip
+    done = here("approve", "t1", "--store", store, "--tools", EMAIL, "--script", script,
+                "--graph", REFLECT)  # fmt: skip
     assert "ran thinkgraph's built-in graph; leave out --graph" in one_error(done)
 
 
 def test_draw_graph_draws_a_graph_with_no_run(tmp_path: Path) -> None:
-    done = thinkgraph("draw", "--graph", REFLECT, "--format", "ascii")
+    done = here("draw", "--graph", REFLECT, "--format", "ascii")
     assert done.returncode == 0, done.stderr
     assert "reflect" in done.stdout and "run:" not in done.stdout
-    ours = thinkgraph("draw", "--format", "ascii")
+    ours = here("draw", "--format", "ascii")
     assert ours.returncode == 0 and "reflect" not in ours.stdout
     for bad, why in [
         ("nowhere_at_all:build", "module 'nowhere_at_all' is not found"),
@@ -219,7 +231,7 @@ def test_draw_graph_draws_a_graph_with_no_run(tmp_path: Path) -> None:
         ("tests.cli.sample_graphs:REFLECT", "is a str, not a function"),
         ("no-colon", "use module:function"),
     ]:
-        assert why in one_error(thinkgraph("draw", "--graph", bad))
+        assert why in one_error(here("draw", "--graph", bad))
 
 
 def test_the_graph_of_a_langgraph_json_here_is_used_and_recorded(
@@ -230,14 +242,14 @@ def test_the_graph_of_a_langgraph_json_here_is_used_and_recorded(
     (folder / "my_graph.py").write_text(GRAPH_FILE)
     (folder / "langgraph.json").write_text(json.dumps({"graphs": {"g": "./my_graph.py:build"}}))
 
-    drawn = thinkgraph("draw", "--format", "ascii", cwd=folder)
+    drawn = here("draw", "--format", "ascii", cwd=folder)
     assert drawn.returncode == 0 and "reflect" in drawn.stdout, drawn.stderr
     paused(store, script, cwd=folder)
     assert state(store)[2] == f"{(folder / 'my_graph.py').resolve()}:build"
     # From elsewhere the recorded address is not trusted; where its langgraph.json lists it,
     # it is.
-    elsewhere = thinkgraph("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
-                           "--script", script)  # fmt: skip
+    elsewhere = here("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
+                     "--script", script)  # fmt: skip
     assert "which is not trusted here" in one_error(elsewhere)
     done = thinkgraph("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
                       "--script", script, cwd=folder)  # fmt: skip
@@ -255,7 +267,7 @@ def test_the_graph_of_a_langgraph_json_here_is_used_and_recorded(
     (folder / "langgraph.json").write_text(
         json.dumps({"graphs": {"a": "./my_graph.py:build", "b": "./my_graph.py:build"}})
     )
-    error = one_error(thinkgraph("draw", cwd=folder))
+    error = one_error(here("draw", cwd=folder))
     assert "names 2 graphs (a, b); pick one with --graph" in error
 
 
@@ -269,23 +281,23 @@ def test_a_graph_module_in_the_current_folder_is_found_when_the_run_goes_on(
                       "--script", script, "--graph", "my_graphs:build", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "reflect" in state(store)[1]
-    listed = thinkgraph("history", "t1", "--store", store, cwd=tmp_path)
+    listed = here("history", "t1", "--store", store, cwd=tmp_path)
     assert listed.returncode == 0 and " reflect " in listed.stdout, listed.stderr
     # From another folder the module is not found, and reading needs none.
-    elsewhere = thinkgraph("history", "t1", "--store", store)
+    elsewhere = here("history", "t1", "--store", store)
     assert elsewhere.returncode == 0 and " reflect " in elsewhere.stdout, elsewhere.stderr
 
 
 def test_run_sets_breakpoints_and_validators_on_a_custom_graph(store: str, tmp_path: Path) -> None:
     script = tmp_path / "replies.json"
     script.write_text(json.dumps([*REPLIES[:1], "Thought: done\nFinal Answer: done", REPLIES[1]]))
-    started = thinkgraph(
+    started = here(
         "run", "email the ceo", "--thread", "t1", "--no-input", "--store", store,
         "--tools", EMAIL, "--script", str(script), "--graph", REFLECT,
         "--breakpoint", "before:reflect", "--validator", "tests.cli.sample_graphs:needs_sent",
     )  # fmt: skip
     assert started.returncode == 3, started.stdout + started.stderr  # the approval first
-    shown = thinkgraph("pending", "t1", "--store", store)
+    shown = here("pending", "t1", "--store", store)
     assert "send_email" in shown.stdout, shown.stderr
     # Validators are code, not stored with the run: each command that runs on takes them
     # (the printed commands carry them).
@@ -294,7 +306,7 @@ def test_run_sets_breakpoints_and_validators_on_a_custom_graph(store: str, tmp_p
     approved = thinkgraph("approve", "t1", "--no-input", "--store", store, "--tools", EMAIL,
                           "--script", str(script), "--graph", REFLECT, *check)  # fmt: skip
     assert approved.returncode == 3, approved.stdout + approved.stderr
-    pending = thinkgraph("pending", "t1", "--store", store)
+    pending = here("pending", "t1", "--store", store)
     assert "breakpoint before reflect" in pending.stdout, pending.stdout + pending.stderr
     assert "reflect" not in state(store)[1]
     # Past the breakpoint, the validator turns "done" back; the next answer passes it.
@@ -308,8 +320,8 @@ def test_run_sets_breakpoints_and_validators_on_a_custom_graph(store: str, tmp_p
         (["--breakpoint", "during:reflect"], "use before:NODE or after:NODE"),
         (["--validator", "tests.cli.sample_graphs:REFLECT"], "not a validator"),
     ]:
-        refused = thinkgraph("run", "x", "--thread", "t9", "--store", store, "--script",
-                             str(script), "--graph", REFLECT, *bad)  # fmt: skip
+        refused = here("run", "x", "--thread", "t9", "--store", store, "--script",
+                       str(script), "--graph", REFLECT, *bad)  # fmt: skip
         assert why in one_error(refused)
 
 

@@ -1,10 +1,11 @@
-"""The examples' custom graphs from the command line, each step a new process.
+"""The examples' custom graphs from the command line, each approval a new process.
 
 `examples/reflect.py` (plan → execute → reflect, our think and act renamed, `publish`
 gated by approval) is started with `--graph examples.reflect:build`, paused at the
 approval, and continued by `thinkgraph approve` with the options a run of our graph needs
 and the graph trusted (`--graph` or `THINKGRAPH_GRAPHS`): the user's nodes run, `history`
-names them, and the drawing's counts are history's.
+names them, and the drawing's counts are history's (the run that pauses and the reads
+are called in this process).
 The critic's and the planner's graphs are taken through the same steps, with reflect's
 gated `publish` among their tools.
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from examples import critic, planner, reflect
-from tests.cli.test_custom_graph_cli import overlay_counts, state, thinkgraph
+from tests.cli.test_custom_graph_cli import here, overlay_counts, state, thinkgraph
 
 GRAPH = "examples.reflect:build"
 TOOLS = "examples.reflect:TOOLS"
@@ -32,7 +33,7 @@ def test_a_reflect_run_paused_at_approval_is_continued_by_the_cli_on_its_graph(
     script.write_text(json.dumps(reflect.SCRIPT))
     options = ["--store", store, "--tools", TOOLS, "--script", str(script)]
 
-    started = thinkgraph("run", reflect.TASK, "--thread", "r1", "--no-input", "--graph", GRAPH,
+    started = here("run", reflect.TASK, "--thread", "r1", "--no-input", "--graph", GRAPH,
                          *options)  # fmt: skip
     assert started.returncode == 3, started.stdout + started.stderr
     assert state(store, "r1")[0] == "paused" and state(store, "r1")[2] == GRAPH
@@ -42,11 +43,11 @@ def test_a_reflect_run_paused_at_approval_is_continued_by_the_cli_on_its_graph(
     status, nodes, _ = state(store, "r1")
     assert status == "done" and {"plan", "execute", "reflect"} <= set(nodes)
 
-    listed = thinkgraph("history", "r1", "--store", store)
+    listed = here("history", "r1", "--store", store)
     assert listed.returncode == 0, listed.stderr
     history = Counter(line.split()[1] for line in listed.stdout.splitlines() if line.strip())
     assert history["reflect"] == 2 and history["execute"] == 2 and "think" not in history
-    drawn = thinkgraph("draw", "--thread", "r1", "--format", "ascii", "--store", store)
+    drawn = here("draw", "--thread", "r1", "--format", "ascii", "--store", store)
     assert drawn.returncode == 0, drawn.stderr
     overlay = overlay_counts(drawn.stdout)
     assert {n: c for n, c in history.items() if n != "start"} == {
@@ -80,7 +81,7 @@ def test_each_example_paused_at_approval_is_continued_by_the_cli_on_its_graph(
     options = ["--store", store, "--tools", TOOLS, "--script", str(script)]
     task = example.TASK  # type: ignore[attr-defined]
 
-    started = thinkgraph("run", task, "--thread", "g1", "--no-input", "--graph", graph, *options)
+    started = here("run", task, "--thread", "g1", "--no-input", "--graph", graph, *options)
     assert started.returncode == 3, started.stdout + started.stderr
     assert state(store, "g1")[0] == "paused" and state(store, "g1")[2] == graph
 
@@ -90,11 +91,11 @@ def test_each_example_paused_at_approval_is_continued_by_the_cli_on_its_graph(
     status, nodes, _ = state(store, "g1")
     assert status == "done" and own_node in nodes and "publish" not in nodes
 
-    listed = thinkgraph("history", "g1", "--store", store)
+    listed = here("history", "g1", "--store", store)
     assert listed.returncode == 0, listed.stderr
     history = Counter(line.split()[1] for line in listed.stdout.splitlines() if line.strip())
     assert history[own_node] == 1 and history["approve"] >= 1
-    drawn = thinkgraph("draw", "--thread", "g1", "--format", "ascii", "--store", store)
+    drawn = here("draw", "--thread", "g1", "--format", "ascii", "--store", store)
     assert drawn.returncode == 0, drawn.stderr
     overlay = overlay_counts(drawn.stdout)
     assert {n: c for n, c in history.items() if n != "start"} == {

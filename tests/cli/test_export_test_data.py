@@ -7,8 +7,9 @@ and the test passes on its replay and fails when the replay diverges. The test i
 only the graph and tools the operator confirmed at export, never an address read from the
 fixture, and finds them from any working folder (or says in one line where to run from).
 
-Every command here is a new process, as a user runs it: `thinkgraph run`, `thinkgraph
-export-test`, then `pytest` on the generated file.
+`thinkgraph export-test` and `pytest` on the generated file are each a new process, as a
+user runs them; the `thinkgraph run` that makes the run to export is called in this
+process (`tests.support.cli`, which imports the project's modules afresh each time).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import thinkgraph_here
 
 ROOT = Path(__file__).resolve().parents[2]
 THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
@@ -105,9 +108,9 @@ def run(proj: Path, thread: str, task: str, replies: list[str], *more: str) -> N
     """`thinkgraph run` of `task` under `thread`, to the end."""
     script = proj / "replies.json"
     script.write_text(json.dumps(replies))
-    done = thinkgraph(
-        proj, "run", task, "--thread", thread, "--no-input", "--store", store_of(proj),
-        "--tools", "calctools:tools", "--script", str(script), *more,
+    done = thinkgraph_here(
+        "run", task, "--thread", thread, "--no-input", "--store", store_of(proj),
+        "--tools", "calctools:tools", "--script", str(script), *more, cwd=proj,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
 

@@ -1,7 +1,8 @@
 """Ctrl-C and a closed pipe, with the real `thinkgraph` script in a process of its own.
 
 The run's tool (`sample_tools.nap`) is an async tool that sleeps $THINKGRAPH_TEST_NAP_S
-seconds, so Ctrl-C (SIGINT) arrives while the run is inside it.
+seconds, so Ctrl-C (SIGINT) arrives while the run is inside it. What the other commands
+say of the interrupted run, and the resume that finishes it, are called in this process.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.sample_tools import NAP_S
+from tests.support.cli import thinkgraph_here
 
 ROOT = Path(__file__).resolve().parents[2]
 THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
@@ -39,13 +41,6 @@ def script(tmp_path: Path) -> Path:
 def _env(nap_s: float) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_")}
     return {**env, "PYTHONPATH": str(ROOT), NAP_S: str(nap_s)}
-
-
-def _thinkgraph(*args: str, nap_s: float = 0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [THINKGRAPH, *args], cwd=ROOT, env=_env(nap_s), capture_output=True, text=True,
-        timeout=120,
-    )  # fmt: skip
 
 
 class Started:
@@ -89,7 +84,7 @@ def test_ctrl_c_says_how_to_continue_exits_130_and_resume_finishes_the_run(
     try:
         started.wait_for("tool_call   nap(")  # act has begun: the run is inside the tool
         time.sleep(0.5)
-        busy = _thinkgraph("runs", "--store", sqlite_url)
+        busy = thinkgraph_here("runs", "--store", sqlite_url)
         assert busy.stdout.split()[:2] == ["nap1", "running"], busy.stdout
         code, err = started.interrupt()
     finally:
@@ -99,9 +94,9 @@ def test_ctrl_c_says_how_to_continue_exits_130_and_resume_finishes_the_run(
     assert f"interrupted at step 1; continue with: {hint}" in err.splitlines(), err
     assert "Traceback" not in err and "Task was destroyed" not in err, err
 
-    listed = _thinkgraph("runs", "--store", sqlite_url)
+    listed = thinkgraph_here("runs", "--store", sqlite_url)
     assert "nap1             stopped (resume to continue)" in listed.stdout, listed.stdout
-    said = _thinkgraph("pending", "nap1", "--store", sqlite_url)
+    said = thinkgraph_here("pending", "nap1", "--store", sqlite_url)
     assert said.stdout.startswith("thread nap1 is unfinished: no process advances it\n")
 
     again = Started("resume", "nap1", *flags, nap_s=30)  # interrupted again, while resumed
@@ -114,7 +109,7 @@ def test_ctrl_c_says_how_to_continue_exits_130_and_resume_finishes_the_run(
     assert code == 130, err
     assert f"interrupted at step 1; continue with: {hint}" in err.splitlines(), err
 
-    done = _thinkgraph("resume", "nap1", *flags, nap_s=0)
+    done = thinkgraph_here("resume", "nap1", *flags, cwd=ROOT, env={NAP_S: "0"})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "observation slept 5 minutes" in done.stdout and "answer: rested" in done.stdout
 

@@ -135,3 +135,61 @@ def test_a_tool_a_users_node_runs_itself_is_refused_in_a_replay_not_run(
     assert (report.tool_runs, report.served_results) == (0, 1), report.to_text()
     refused = [s for s in report.replay.chain if "not run (replay)" in str(getattr(s, "text", ""))]
     assert refused, report.to_text()  # the node saw a refusal, not the tool's answer
+
+
+def test_a_replay_killed_before_it_recorded_its_outcome_is_finished_and_pruned(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.replay.world import write_note
+    from thinkgraph import Agent, ScriptedModel
+
+    monkeypatch.setenv(OUTBOX, str(world.outbox))
+    with Agent(ScriptedModel(NOTE), [write_note], store=world.store) as agent:
+        assert agent.run("note the standup", "K1").answer == "noted"
+    graph = ["--graph", "tests.replay.world:killed_validating"]  # its validator kills it
+
+    killed = world.cli("replay", "K1", "--tools", "tests.replay.world:write_note", *graph)
+
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    with Agent(ScriptedModel([]), store=world.store) as agent:
+        listed = {r.thread_id: r for r in agent.runs()}
+
+    pruned = world.cli("prune", "--older-than", "0s")
+
+    assert pruned.returncode == 0, pruned.stdout + pruned.stderr
+    rows = {line.split()[0]: line.split()[1] for line in pruned.stdout.splitlines()[1:3]}
+    assert rows == {"replay-K1": "delete", "K1": "delete"}, pruned.stdout
+    # Listed as a replay that stopped (`thinkgraph runs`: "replay: stopped"), finished: it
+    # recorded no outcome and no stop reason, and nothing will continue it.
+    assert (listed["replay-K1"].status, listed["replay-K1"].replay) == ("done", "stopped")
+    assert listed["replay-K1"].stop_reason is None
+
+
+def test_a_replay_being_compared_is_held_so_a_prune_from_another_process_skips_it(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import thinkgraph.runs.replay as replaying
+    from tests.replay.world import write_note
+    from thinkgraph import Agent, Retention, ScriptedModel
+
+    monkeypatch.setenv(OUTBOX, str(world.outbox))
+    pruned: list[subprocess.CompletedProcess[str]] = []
+    compare = replaying.diff_runs
+
+    def prune_then_compare(*args: Any, **kwargs: Any) -> Any:
+        # Its run has stopped and no outcome is recorded yet: it reads as finished now.
+        pruned.append(world.cli("prune", "--thread", "replay-H1"))
+        return compare(*args, **kwargs)
+
+    monkeypatch.setattr(replaying, "diff_runs", prune_then_compare)
+    # The agent's retention, applied as each of its runs ends, leaves the replay alone.
+    parts: dict[str, Any] = {"store": world.store, "retention": Retention(keep_last=1)}
+    with Agent(ScriptedModel(NOTE), [write_note], **parts) as agent:
+        assert agent.run("note the standup", "H1").answer == "noted"
+        report = agent.replay("H1")
+        listed = {r.thread_id: r.replay for r in agent.runs()}
+
+    assert pruned[0].returncode == 1, pruned[0].stdout + pruned[0].stderr
+    assert pruned[0].stdout.splitlines()[1].split() == ["replay-H1", "skip:", "leased"]
+    assert report.outcome == "same", report.to_text()
+    assert listed["replay-H1"] == "same"

@@ -79,3 +79,15 @@ def notes_after_observe(deps: Deps) -> Graph:
 
     graph = react_graph(deps).add_node("minutes", minutes)
     return graph.set_route("observe", "next", "minutes").add_edge("minutes", "think").build()
+
+
+def _die(answer: str, state: Any) -> bool:
+    """A validator that kills its own process (SIGKILL)."""
+    os.kill(os.getpid(), signal.SIGKILL)
+    return True  # pragma: no cover - the process is gone
+
+
+def killed_validating(deps: Deps) -> Graph:
+    """Our graph whose validator kills its own process: a run of it dies in validate, after
+    think's checkpoint, before anything records how it ended."""
+    return build_react_graph(dataclasses.replace(deps, validators=(*deps.validators, _die)))

@@ -23,6 +23,7 @@ import pytest
 
 from tests.conftest import POSTGRES_URL
 from tests.support import worker_agent
+from tests.support.cli import thinkgraph_here
 from tests.support.meeting import REPLIES as MEETING
 from tests.support.meeting import meeting
 from thinkgraph import Agent, Approve, Reject, ScriptedModel
@@ -307,12 +308,9 @@ def test_a_killed_worker_advancing_several_runs_reruns_only_the_calls_in_flight(
 def test_the_cli_submits_and_approves_through_workers(
     agent: Agent, queue: str, thread_id: str, log: Path
 ) -> None:
-    env = {**os.environ, "THINKGRAPH_STORE": POSTGRES_URL, "PYTHONPATH": str(ROOT)}
-
+    # The commands in this process; the workers that answer them in processes of their own.
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [THINKGRAPH, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-        )
+        return thinkgraph_here(*args, cwd=ROOT, env={"THINKGRAPH_STORE": POSTGRES_URL})
 
     submitted = cli("submit", "record and publish", "--thread", thread_id, "--queue", queue)
     assert submitted.returncode == 0, submitted.stderr
@@ -358,10 +356,6 @@ def test_the_cli_submits_and_approves_through_workers(
 def test_worker_options_that_cannot_work_are_one_line_errors(
     args: list[str], message: str, log: Path
 ) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("THINKGRAPH_STORE", None)
-    done = subprocess.run(
-        [THINKGRAPH, "worker", *args], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+    done = thinkgraph_here("worker", *args, cwd=ROOT)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1

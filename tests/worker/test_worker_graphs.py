@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from tests.cli import sample_tools
 from tests.cli.sample_graphs import REFLECT
 from tests.conftest import POSTGRES_URL
+from tests.support.cli import thinkgraph_here
 from tests.worker.conftest import job_statuses
 from thinkgraph import Agent, Approve, ScriptedModel
 from thinkgraph.cli import app
@@ -104,20 +105,27 @@ def test_the_cli_hands_a_custom_run_only_to_workers_on_its_graph(
         done = cli("worker", "--once", "--queue", queue, *tools, *graph)
         assert done.returncode == 0, done.stderr
 
-    assert cli("submit", "email the ceo", "--thread", thread_id, "--queue", queue).returncode == 0
+    def queued(*args: str) -> subprocess.CompletedProcess[str]:
+        """A command that queues a job, in this process; the workers are processes."""
+        trusted = {"THINKGRAPH_STORE": POSTGRES_URL, "THINKGRAPH_GRAPHS": REFLECT}
+        return thinkgraph_here(*args, cwd=ROOT, env=trusted)
+
+    assert (
+        queued("submit", "email the ceo", "--thread", thread_id, "--queue", queue).returncode == 0
+    )
     worker("--graph", REFLECT)
     with _agent() as reader:
         assert reader.result(thread_id).status == "paused"
         at = reader.checkpoint_id(thread_id)
 
         # Queued with no --graph: the command checks the answer on the run's own graph.
-        approved = cli("approve", thread_id, "--enqueue", "--queue", queue)
+        approved = queued("approve", thread_id, "--enqueue", "--queue", queue)
         assert approved.returncode == 0, approved.stderr
         worker()  # on our graph: the job fails, the run waits on
         assert job_statuses(queue)[-1] == "failed"
         assert reader.checkpoint_id(thread_id) == at
 
-        assert cli("approve", thread_id, "--enqueue", "--queue", queue).returncode == 0
+        assert queued("approve", thread_id, "--enqueue", "--queue", queue).returncode == 0
         worker("--graph", REFLECT)
         done = reader.result(thread_id)
     assert done.status == "done" and "reflect" in [s.node for s in done.chain]

@@ -357,10 +357,19 @@ def pending_of(snapshot: StateSnapshot) -> list[Pending]:
 
 
 def status_of(snapshot: StateSnapshot) -> RunStatus:
-    """running (not finished, e.g. its process died), paused, done or failed."""
+    """running (not finished, e.g. its process died), paused, done or failed.
+
+    A replay (a ``replay_of`` channel) is never running or paused: only the process that
+    replays it advances it, holding its lease until it records the outcome. One that has
+    recorded nothing stopped short (its process died, say) and is done there, as a replay
+    that stops short is recorded (`thinkgraph.runs.replay`): listed as a replay that
+    stopped, never resumed, and pruned like any finished run.
+    """
     run = snapshot.values.get("run")
     if isinstance(run, RunInfo):
         return run.status
+    if snapshot.values.get("replay_of") is not None:
+        return "done"
     if snapshot.interrupts or breakpoint_pause(snapshot) is not None:
         return "paused"
     return "running"

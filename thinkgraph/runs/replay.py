@@ -33,7 +33,9 @@ or not, whatever parts the graph's builder gave its nodes; the report counts wha
 A call that needs approval never runs in a replay: one whose approval the run recorded
 without a result (the run died inside the tool) stops the replay there. A replay runs with
 its source's stored limits, and its thread records its outcome once compared
-(`RunInfo.replay`), so listings show it as a replay and prune treats it as finished.
+(`RunInfo.replay`), so listings show it as a replay and prune treats it as finished. One
+that recorded none (its process died) is finished too, as a replay that stopped
+(`thinkgraph.runs.reader.status_of`); until then the replay holds its thread's lease.
 """
 
 from __future__ import annotations
@@ -685,75 +687,77 @@ async def areplay(
     )
     driver = make_driver(model)
     session = _Session(source, model, live_from_divergence, driver.deps)
-    events = driver.start(task.text, target, replay_of=thread_id, guard=session, limits=limits)
-    result, stopped = await _follow(events, session)
-    while result is not None and result.status == "paused" and not stopped:
-        answer = session.answer(result.pending)
-        if answer is None:
-            break
-        events = driver.resume(target, answer or None, guard=session)
+    # Held from the replay's first step until its outcome is recorded: a replay that has
+    # recorded none reads as finished (`status_of`), so its lease is what keeps a prune off
+    # it meanwhile. Nested: the driver's calls below take it through this hold.
+    async with driver.store.alease(target):
+        events = driver.start(task.text, target, replay_of=thread_id, guard=session, limits=limits)
         result, stopped = await _follow(events, session)
-    replay = await driver.reader.aresult(target)
-    why = ""
-    if session.halted:
-        why = session.halted
-    elif stopped:
-        why = f"at the first divergence ({session.diverged}); thread {target} holds the replay"
-    elif replay.status == "paused":
-        why = "paused for a person: a live replay never answers for one"
-    elif model.refused:
-        why = f"after {_count(max_calls, 'real model request')} (max_calls)"
-    names = (source.thread_id, replay.thread_id)
-    tools = list(driver.deps.tools)
-    if getattr(source_driver, "holds_masked", False):
-        # A fixture holds its run masked (a secret never reaches its file): the replay's
-        # own state is compared masked the same way.
-        shown = shown_state(
-            replay.state, Redactor(replay.chain, tool_map(tools), mask_unknown=True)
+        # What the run waits for, not its status: a replay never reads as paused.
+        while result is not None and result.pending and not stopped:
+            answer = session.answer(result.pending)
+            if answer is None:
+                break
+            events = driver.resume(target, answer or None, guard=session)
+            result, stopped = await _follow(events, session)
+        snapshot = await driver.reader.asnapshot(target)
+        replay = driver.reader.result_of(target, snapshot)
+        why = ""
+        if session.halted:
+            why = session.halted
+        elif stopped:
+            why = f"at the first divergence ({session.diverged}); thread {target} holds the replay"
+        elif replay.pending:
+            why = "paused for a person: a live replay never answers for one"
+        elif model.refused:
+            why = f"after {_count(max_calls, 'real model request')} (max_calls)"
+        names = (source.thread_id, replay.thread_id)
+        tools = list(driver.deps.tools)
+        if getattr(source_driver, "holds_masked", False):
+            # A fixture holds its run masked (a secret never reaches its file): the
+            # replay's own state is compared masked the same way.
+            masks = Redactor(replay.chain, tool_map(tools), mask_unknown=True)
+            replay = replay.model_copy(update={"state": shown_state(replay.state, masks)})
+        histories: tuple[list[CheckpointInfo], list[CheckpointInfo]] = ([], [])
+        if source.state or replay.state:  # only a graph with state of its own: node by node
+            histories = (
+                await source_driver.reader.ahistory(thread_id),
+                await driver.reader.ahistory(target),
+            )
+        diff = diff_runs(
+            source.chain,
+            replay.chain,
+            a=source,
+            b=replay,
+            tools=tools,
+            history_a=histories[0],
+            history_b=histories[1],
         )
-        replay = replay.model_copy(update={"state": shown})
-    histories: tuple[list[CheckpointInfo], list[CheckpointInfo]] = ([], [])
-    if source.state or replay.state:  # only a graph with state of its own: node by node
-        histories = (
-            await source_driver.reader.ahistory(thread_id),
-            await driver.reader.ahistory(target),
+        report = ReplayReport(
+            source=source,
+            replay=replay,
+            diff=_at_the_route(diff, session.path.route),
+            requests=request_changes(source.chain, replay.chain, names, tools),
+            served_replies=model.served,
+            served_results=session.served_results,
+            served_decisions=session.served_decisions,
+            model_calls=model.live_calls,
+            requests_sent=model.requests.sent,
+            tool_runs=session.tool_runs,
+            stopped=why,
+            strict=strict,
+            live=session.live,
+            calls=tuple(dict.fromkeys(session.record.called)),
         )
-    diff = diff_runs(
-        source.chain,
-        replay.chain,
-        a=source,
-        b=replay,
-        tools=tools,
-        history_a=histories[0],
-        history_b=histories[1],
-    )
-    report = ReplayReport(
-        source=source,
-        replay=replay,
-        diff=_at_the_route(diff, session.path.route),
-        requests=request_changes(source.chain, replay.chain, names, tools),
-        served_replies=model.served,
-        served_results=session.served_results,
-        served_decisions=session.served_decisions,
-        model_calls=model.live_calls,
-        requests_sent=model.requests.sent,
-        tool_runs=session.tool_runs,
-        stopped=why,
-        strict=strict,
-        live=session.live,
-        calls=tuple(dict.fromkeys(session.record.called)),
-    )
-    await driver.end(target, _ended(replay, report.outcome, why))
+        await driver.end(target, _ended(snapshot.values.get("run"), report.outcome, why))
     return report
 
 
-def _ended(replay: RunResult, outcome: str, why: str) -> RunInfo:
-    """How the replay's thread ends: as its run ended, or, stopped short, as done there."""
-    if replay.status in ("done", "failed"):
-        return RunInfo(
-            status=replay.status, stop_reason=replay.stop_reason, detail=replay.detail,
-            replay=outcome,
-        )  # fmt: skip
+def _ended(run: Any, outcome: str, why: str) -> RunInfo:
+    """How the replay's thread ends: as its run ended (the `RunInfo` it wrote), or, stopped
+    short, as done there."""
+    if isinstance(run, RunInfo):
+        return run.model_copy(update={"replay": outcome})
     return RunInfo(status="done", detail=f"replay stopped: {why}" if why else "", replay=outcome)
 
 
