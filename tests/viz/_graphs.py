@@ -8,7 +8,7 @@ from typing import Any, Literal
 from langgraph.graph import END, START, StateGraph
 
 from thinkgraph import ScriptedModel
-from thinkgraph.graphs.react import route_think
+from thinkgraph.graphs import parts
 from thinkgraph.nodes.act import act
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.finalize import finalize
@@ -56,7 +56,7 @@ def with_critic(think_keys: list[str] | None = None) -> Graph:
         graph.add_node(name, partial(node, deps=DEPS))
     graph.add_node("critic", custom)
     graph.add_edge(START, "think")
-    graph.add_conditional_edges("think", route_think, think_keys or THINK_KEYS)
+    graph.add_conditional_edges("think", parts.think_router(DEPS), think_keys or THINK_KEYS)
     graph.add_edge("act", "observe")
     graph.add_edge("observe", "think")
     graph.add_conditional_edges(

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from thinkgraph.graphs import parts
     from thinkgraph.graphs.build import ReasoningGraph, react_graph
     from thinkgraph.graphs.checks import check_graph
-    from thinkgraph.graphs.react import THINK_TARGETS, build_react_graph
+    from thinkgraph.graphs.parts import THINK_TARGETS
+    from thinkgraph.graphs.react import build_react_graph
     from thinkgraph.graphs.routes import REACT_ROUTES, Route
     from thinkgraph.graphs.shape import guarded_router
 
@@ -45,9 +46,10 @@ __getattr__, __dir__ = lazy_names(
     __name__,
     {
         __name__: ["parts"],
+        "thinkgraph.graphs.parts": ["THINK_TARGETS"],
         "thinkgraph.graphs.build": ["ReasoningGraph", "react_graph"],
         "thinkgraph.graphs.checks": ["check_graph"],
-        "thinkgraph.graphs.react": ["THINK_TARGETS", "build_react_graph"],
+        "thinkgraph.graphs.react": ["build_react_graph"],
         "thinkgraph.graphs.routes": ["REACT_ROUTES", "Route"],
         "thinkgraph.graphs.shape": ["guarded_router"],
     },

@@ -47,7 +47,6 @@ from typing import (
 from langchain_core.runnables import Runnable
 from langgraph.constants import END, START
 from langgraph.graph import StateGraph
-from langgraph.types import Send
 from typing_extensions import is_typeddict
 
 from thinkgraph.errors import GraphConfigError, RouteLabelError
@@ -69,15 +68,14 @@ from thinkgraph.graphs.routes import (
     Route,
     after_human,
     after_observe,
-    after_think,
     after_validate,
     guard_routes,
+    route_approved,
+    route_think,
 )
-from thinkgraph.graphs.routing import _sends
 from thinkgraph.graphs.shape import ROUTES_ATTR, approval_tools, guarded_router
 from thinkgraph.guards import guard_label
 from thinkgraph.nodes.deps import Deps, Validator
-from thinkgraph.nodes.gate import waiting_calls
 from thinkgraph.state import AGENT_KEYS, AgentState, Counters, is_own_key
 from thinkgraph.types import Breakpoints
 
@@ -119,27 +117,12 @@ def _think_router(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState],
     # A call the state marks goes to approve by the table's route; the tools' own rules are
     # judged again only where a tool can need a person at all (decided once, not per cycle).
     gates = bool(approval_tools(deps.tools, deps.approve))
-
-    def route_think(state: AgentState) -> str | list[Send]:
-        label = after_think(state, state["limits"])
-        if label != "continue":
-            return label
-        if gates and waiting_calls(state, deps):
-            return "approve"
-        return _sends(state, None, deps, act)
-
-    return _named("route_think", route_think)
+    return _named("route_think", lambda state: route_think(state, deps, act, gates=gates))
 
 
 def _approved_router(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
     act = path["approved"]
-
-    def route_approved(state: AgentState) -> str | list[Send]:
-        cleared = set(state.get("run_calls") or [])
-        cleared -= set(waiting_calls(state, deps, cleared))
-        return _sends(state, cleared, deps, act) or "none_left"
-
-    return _named("route_approved", route_approved)
+    return _named("route_approved", lambda state: route_approved(state, deps, act))
 
 
 def _label_router(name: str, decide: LabelRouter) -> RouterFactory:

@@ -51,10 +51,21 @@ from langgraph.types import Send
 from thinkgraph import tracing
 from thinkgraph._langgraph import dual_node
 from thinkgraph.errors import GraphConfigError, StateKeyError
-from thinkgraph.graphs import routing
+from thinkgraph.graphs import routes
 from thinkgraph.graphs.checks import DEPS_ATTR
-from thinkgraph.graphs.routing import THINK_TARGETS
-from thinkgraph.graphs.shape import KIND_ATTR
+from thinkgraph.graphs.routes import (
+    ACT,
+    APPROVE,
+    ASK_HUMAN,
+    FINALIZE,
+    OBSERVE,
+    RESET,
+    THINK,
+    VALIDATE,
+    LabelRouter,
+    default_target,
+)
+from thinkgraph.graphs.shape import KIND_ATTR, approval_tools
 from thinkgraph.llm.call import count_usage
 from thinkgraph.nodes.act import ActTask
 from thinkgraph.nodes.act import act as _act
@@ -75,7 +86,6 @@ from thinkgraph.state import (
     number_steps,
     running_node,
 )
-from thinkgraph.types import StepLimits
 from thinkgraph.values import storable
 
 __all__ = [
@@ -112,13 +122,16 @@ Async inside; LangGraph runs it from ``ainvoke`` and ``invoke`` alike."""
 Router: TypeAlias = Callable[[AgentState], "str | list[Send]"]
 """A router for ``add_conditional_edges``: the next node's name, or act tasks."""
 
-APPROVE_TARGETS: Final = [routing.ACT, routing.OBSERVE]
+THINK_TARGETS: Final = [THINK, APPROVE, ACT, VALIDATE, RESET, FINALIZE, ASK_HUMAN]
+"""Where route_think goes (approve only with a tool that needs approval, ask_human only with
+``failure_policy="ask_human"``)."""
+APPROVE_TARGETS: Final = [ACT, OBSERVE]
 """Where route_approved goes: act for the cleared calls, observe when none is left."""
-OBSERVE_TARGETS: Final = [routing.THINK, routing.FINALIZE, routing.ASK_HUMAN]
+OBSERVE_TARGETS: Final = [THINK, FINALIZE, ASK_HUMAN]
 """Where route_after_observe goes (ask_human only with ``failure_policy="ask_human"``)."""
-VALIDATE_TARGETS: Final = [routing.THINK, routing.RESET, routing.FINALIZE, routing.ASK_HUMAN]
+VALIDATE_TARGETS: Final = [THINK, RESET, FINALIZE, ASK_HUMAN]
 """Where route_after_validate goes."""
-HUMAN_TARGETS: Final = [routing.THINK, routing.FINALIZE]
+HUMAN_TARGETS: Final = [THINK, FINALIZE]
 """Where route_after_human goes."""
 
 
@@ -240,16 +253,16 @@ def _factory(kind: str, body: Callable[..., Any], summary: str) -> NodeFactory:
     return make
 
 
-think_node = _factory(routing.THINK, _think, "call the model, record its decision")
-approve_node = _factory(routing.APPROVE, _approve, "one pause for every call that needs a person")
-observe_node = _factory(routing.OBSERVE, _observe, "fold the tool results into observations")
-validate_node = _factory(routing.VALIDATE, _validate, "run the validators on the candidate answer")
-reset_node = _factory(routing.RESET, _reset, "start the reasoning over, keeping a short lesson")
-finalize_node = _factory(routing.FINALIZE, _finalize, "record the answer and why the run stopped")
-ask_human_node = _factory(routing.ASK_HUMAN, _ask_human, "pause for a person after failures")
+think_node = _factory(THINK, _think, "call the model, record its decision")
+approve_node = _factory(APPROVE, _approve, "one pause for every call that needs a person")
+observe_node = _factory(OBSERVE, _observe, "fold the tool results into observations")
+validate_node = _factory(VALIDATE, _validate, "run the validators on the candidate answer")
+reset_node = _factory(RESET, _reset, "start the reasoning over, keeping a short lesson")
+finalize_node = _factory(FINALIZE, _finalize, "record the answer and why the run stopped")
+ask_human_node = _factory(ASK_HUMAN, _ask_human, "pause for a person after failures")
 
 
-def act_node(deps: Deps, *, name: str = routing.ACT) -> Node:
+def act_node(deps: Deps, *, name: str = ACT) -> Node:
     """The act node: run one tool call (LangGraph runs one act task per call).
 
     LangGraph reads its input (`ActTask`) from the signature. Named other than "act", wire
@@ -264,7 +277,7 @@ def act_node(deps: Deps, *, name: str = routing.ACT) -> Node:
             number_steps(update.get("chain", ()), task["number"])
         return {**update, "node": running_node() or name}
 
-    return _as_node(name, run, routing.ACT)
+    return _as_node(name, run, ACT)
 
 
 # -- routers ----------------------------------------------------------------------------
@@ -278,8 +291,18 @@ def _named_router(name: str, router: Router) -> Router:
     return router
 
 
-def _limited(route: Callable[[AgentState, StepLimits], str]) -> Router:
-    return _named_router(route.__name__, lambda state: str(route(state, state["limits"])))
+def _by_name(kind: str, name: str, route: Callable[[AgentState], Any]) -> Router:
+    """`route`, returning our default node name for the label it chose (act tasks as they are)."""
+
+    def by_name(state: AgentState) -> Any:
+        out = route(state)
+        return default_target(kind, out) if isinstance(out, str) else out
+
+    return _named_router(name, by_name)
+
+
+def _limited(kind: str, name: str, decide: LabelRouter) -> Router:
+    return _by_name(kind, name, lambda state: decide(state, state["limits"]))
 
 
 def think_router(deps: Deps) -> Router:
@@ -287,7 +310,10 @@ def think_router(deps: Deps) -> Router:
 
     Targets: `THINK_TARGETS`. Calls a tool's cache can answer are served from it.
     """
-    router = _named_router("route_think", lambda state: routing.route_think(state, deps))
+    gates = bool(approval_tools(deps.tools, deps.approve))
+    router = _by_name(
+        THINK, "route_think", lambda state: routes.route_think(state, deps, gates=gates)
+    )
     setattr(router, DEPS_ATTR, deps)  # the checks read which tools need approval
     return router
 
@@ -297,7 +323,7 @@ def approved_router(deps: Deps) -> Router:
 
     Targets: `APPROVE_TARGETS`.
     """
-    router = _named_router("route_approved", lambda state: routing.route_approved(state, deps))
+    router = _by_name(APPROVE, "route_approved", lambda state: routes.route_approved(state, deps))
     setattr(router, DEPS_ATTR, deps)
     return router
 
@@ -308,20 +334,20 @@ def observe_router(deps: Deps | None = None) -> Router:
     Targets: `OBSERVE_TARGETS`. `deps` is accepted so every factory is called alike; this
     router reads only the state (the run's limits are stored in it).
     """
-    return _limited(routing.route_after_observe)
+    return _limited(OBSERVE, "route_after_observe", routes.after_observe)
 
 
 def validate_router(deps: Deps | None = None) -> Router:
     """After validate: finalize a passed answer; else think, reset or stop.
 
-    Targets: `VALIDATE_TARGETS`. Reads only the state, like `route_after_observe`.
+    Targets: `VALIDATE_TARGETS`. Reads only the state, like `observe_router`.
     """
-    return _limited(routing.route_after_validate)
+    return _limited(VALIDATE, "route_after_validate", routes.after_validate)
 
 
 def human_router(deps: Deps | None = None) -> Router:
     """After ask_human: finalize on abort or a guard, else think.
 
-    Targets: `HUMAN_TARGETS`. Reads only the state, like `route_after_observe`.
+    Targets: `HUMAN_TARGETS`. Reads only the state, like `observe_router`.
     """
-    return _limited(routing.route_after_human)
+    return _limited(ASK_HUMAN, "route_after_human", routes.after_human)

@@ -20,8 +20,12 @@ Guard order after think (the first that applies wins):
 5. ``reset``: RESET while resets are left (else ``retry``);
 6. ``retry``: anything else (an unparsable reply, a thought without calls) thinks again.
 
-The functions here decide by the state alone and are pure, so every boundary is
-unit-testable without a graph; `thinkgraph.graphs.build` binds them to a graph's names.
+The label routers (`after_think`, `after_observe`, `after_validate`, `after_human`) decide
+by the state alone and are pure, so every boundary is unit-testable without a graph. The
+edges into act are here too: `route_think` and `route_approved` start one act task (`Send`)
+per call, and check the gate once more from the tools themselves, so a state that claims
+nothing needs approval, or that a call was cleared (written by hand, e.g. with
+`update_state`), still cannot send a gated call to act without a person's recorded decision.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
+
+from langgraph.types import Send
 
 from thinkgraph.guards import (
     ABORT,
@@ -39,7 +45,11 @@ from thinkgraph.guards import (
     guard_label,
     guard_stop,
 )
-from thinkgraph.state import Counters
+from thinkgraph.nodes.act import ActTask, time_left
+from thinkgraph.nodes.deps import Deps
+from thinkgraph.nodes.gate import waiting_calls
+from thinkgraph.state import AgentState, Counters
+from thinkgraph.tools.cache import find_cached
 from thinkgraph.types import NextAction, StepLimits
 
 __all__ = [
@@ -61,6 +71,8 @@ __all__ = [
     "after_validate",
     "default_target",
     "guard_routes",
+    "route_approved",
+    "route_think",
 ]
 
 # -- our nodes' kinds (and their default names) ----------------------------------------------
@@ -230,3 +242,61 @@ _DEFAULT: Final[Mapping[str, Mapping[str, str]]] = {
 def default_target(kind: str, label: str) -> str:
     """Where a label of one of our routers goes in our own graph (its default target)."""
     return _DEFAULT[kind][label]
+
+
+# -- the edges into act ----------------------------------------------------------------------
+
+
+def route_think(
+    state: AgentState, deps: Deps, act: str = ACT, *, gates: bool = True
+) -> str | list[Send]:
+    """The route after think: its label (`after_think`), or one act task per proposed call.
+
+    A round of calls goes to approve instead ("approve") whenever one of them needs a
+    person's decision that is not recorded, whatever the state says. A call a tool's cache
+    can answer carries the cached result to act.
+
+    Args:
+        state: the run's state after think wrote its decision.
+        deps: the agent's parts (its tools and approval rules).
+        act: the node the act tasks are sent to.
+        gates: whether any tool can need a person (`approval_tools`); when none can, the
+            tools are not asked again each round (a call the state marks still goes to
+            approve by its label).
+    """
+    label = after_think(state, state["limits"])
+    if label != "continue":
+        return label
+    if gates and waiting_calls(state, deps):
+        return "approve"
+    return _sends(state, None, deps, act)
+
+
+def route_approved(state: AgentState, deps: Deps, act: str = ACT) -> str | list[Send]:
+    """After approval: one act task per call cleared to run; none left: "none_left".
+
+    A call marked cleared that needs a decision with none recorded is not sent: it never
+    runs, and observe tells the model it did not run.
+    """
+    cleared = set(state.get("run_calls") or [])
+    cleared -= set(waiting_calls(state, deps, cleared))
+    return _sends(state, cleared, deps, act) or "none_left"
+
+
+def _sends(state: AgentState, only: set[str] | None, deps: Deps, act: str) -> list[Send]:
+    """One act task per call (all pending calls, or those in `only`), sent to node `act`."""
+    step = _counters(state).steps
+    calls = [c for c in state.get("pending_calls") or [] if only is None or c.id in only]
+    tools = deps.tools
+    # Cache hits are found here because an act task sees only its call, never the chain;
+    # `cache_ttls` is empty unless a tool caches, so the usual round scans nothing.
+    hits = find_cached(tools, state["chain"], calls) if tools.cache_ttls else {}
+    sends = []
+    first = len(state["chain"])
+    left = time_left(state)
+    for offset, call in enumerate(calls):
+        task = ActTask(call=call, step=step, number=first + offset, time_left_s=left)
+        if call.id in hits:
+            task["cached"] = hits[call.id]
+        sends.append(Send(act, task))
+    return sends
