@@ -25,8 +25,7 @@ if TYPE_CHECKING:
     from thinkgraph.graphs.checks import check_graph
     from thinkgraph.graphs.parts import THINK_TARGETS
     from thinkgraph.graphs.react import build_react_graph
-    from thinkgraph.graphs.routes import REACT_ROUTES, Route
-    from thinkgraph.graphs.shape import guarded_router
+    from thinkgraph.graphs.routes import REACT_ROUTES, Route, guarded_router
 
 __all__ = [
     "REACT_ROUTES",
@@ -50,7 +49,6 @@ __getattr__, __dir__ = lazy_names(
         "thinkgraph.graphs.build": ["ReasoningGraph", "react_graph"],
         "thinkgraph.graphs.checks": ["check_graph"],
         "thinkgraph.graphs.react": ["build_react_graph"],
-        "thinkgraph.graphs.routes": ["REACT_ROUTES", "Route"],
-        "thinkgraph.graphs.shape": ["guarded_router"],
+        "thinkgraph.graphs.routes": ["REACT_ROUTES", "Route", "guarded_router"],
     },
 )

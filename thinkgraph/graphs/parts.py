@@ -10,7 +10,9 @@ the route table, changed by label and by name, with the guards and the checks bu
 
 Wiring a `StateGraph` by hand with these factories still works: the routers here return
 our node names ("think", "finalize", …); send a route elsewhere with a path map, e.g.
-``{"finalize": "critic", "think": "think"}``. Wired by hand, the act node must be named
+``{"finalize": "critic", "think": "think"}``. Each knows the routes its names stand for, so
+the edge keeps its labels ("passed / abort / budget / max_steps") in every diagram, and
+each node knows its kind, whatever you name it. Wired by hand, the act node must be named
 "act" (think_router and approved_router send act tasks to that name); a graph that names
 it otherwise is refused when it is checked, naming ``react_graph(deps, names=...)``.
 Give ``build(deps) -> StateGraph`` to ``Agent(model, tools, build_graph=build)``: your
@@ -43,29 +45,26 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, Protocol, TypeAlias
+from typing import Any, Final, Protocol
 
-from langchain_core.runnables import Runnable, RunnableConfig
-from langgraph.types import Send
+from langchain_core.runnables import RunnableConfig
 
 from thinkgraph import tracing
-from thinkgraph._langgraph import dual_node
+from thinkgraph._langgraph import DualNode
 from thinkgraph.errors import GraphConfigError, StateKeyError
 from thinkgraph.graphs import routes
-from thinkgraph.graphs.checks import DEPS_ATTR
 from thinkgraph.graphs.routes import (
     ACT,
     APPROVE,
     ASK_HUMAN,
     FINALIZE,
     OBSERVE,
+    REACT_ROUTES,
     RESET,
     THINK,
     VALIDATE,
-    LabelRouter,
-    default_target,
+    Router,
 )
-from thinkgraph.graphs.shape import KIND_ATTR, approval_tools
 from thinkgraph.llm.call import count_usage
 from thinkgraph.nodes.act import ActTask
 from thinkgraph.nodes.act import act as _act
@@ -116,11 +115,20 @@ __all__ = [
 # `count_usage(counters, reply, elapsed_s)` is here for nodes of yours that call the model:
 # their calls then count in the budgets and in the turn a ScriptedModel replies by.
 
-Node: TypeAlias = Runnable[Any, dict[str, Any]]
-"""A graph node for ``add_node``: the state (or an act task) in, the channels it changes out.
-Async inside; LangGraph runs it from ``ainvoke`` and ``invoke`` alike."""
-Router: TypeAlias = Callable[[AgentState], "str | list[Send]"]
-"""A router for ``add_conditional_edges``: the next node's name, or act tasks."""
+
+class Node(DualNode):
+    """A graph node of ours for ``add_node``: the state (or an act task) in, the channels it
+    changes out. Async inside; LangGraph runs it from ``ainvoke`` and ``invoke`` alike.
+
+    Its `kind` says which of our nodes it is, whatever the graph names it: the checks and
+    the drawings read it from the graph (`thinkgraph.graphs.shape.read_graph`).
+    """
+
+    def __init__(self, name: str, afunc: Callable[..., Awaitable[Any]], kind: str) -> None:
+        super().__init__(name, afunc)
+        self.kind = kind
+        """Which of our nodes it is ("think", "act", …), or "custom" for one of yours."""
+
 
 THINK_TARGETS: Final = [THINK, APPROVE, ACT, VALIDATE, RESET, FINALIZE, ASK_HUMAN]
 """Where route_think goes (approve only with a tool that needs approval, ask_human only with
@@ -234,8 +242,7 @@ def _check_keys(name: str, update: dict[str, Any]) -> None:
 
 def _as_node(name: str, run: Callable[..., Awaitable[dict[str, Any]]], kind: str) -> Node:
     run.__name__ = run.__qualname__ = name
-    setattr(run, KIND_ATTR, kind)
-    return dual_node(name, run)
+    return Node(name, run, kind)
 
 
 class NodeFactory(Protocol):
@@ -281,41 +288,17 @@ def act_node(deps: Deps, *, name: str = ACT) -> Node:
 
 
 # -- routers ----------------------------------------------------------------------------
-# Each keeps the name of the router it wraps: LangGraph names the branch by it, and the
-# diagrams and `check_graph` recognize our (guarded) routers by that name.
-
-
-def _named_router(name: str, router: Router) -> Router:
-    router.__name__ = name
-    router.__qualname__ = name
-    return router
-
-
-def _by_name(kind: str, name: str, route: Callable[[AgentState], Any]) -> Router:
-    """`route`, returning our default node name for the label it chose (act tasks as they are)."""
-
-    def by_name(state: AgentState) -> Any:
-        out = route(state)
-        return default_target(kind, out) if isinstance(out, str) else out
-
-    return _named_router(name, by_name)
-
-
-def _limited(kind: str, name: str, decide: LabelRouter) -> Router:
-    return _by_name(kind, name, lambda state: decide(state, state["limits"]))
+# Wired by hand, our routers return our node names (a path map may send them elsewhere) and
+# know the routes those names stand for, so the diagrams label each edge by its route.
 
 
 def think_router(deps: Deps) -> Router:
     """After think: validate, finalize (a guard), approve or act (one task per call), …
 
-    Targets: `THINK_TARGETS`. Calls a tool's cache can answer are served from it.
+    Targets: `THINK_TARGETS`. Calls a tool's cache can answer are served from it. Its act
+    tasks go to the node named "act".
     """
-    gates = bool(approval_tools(deps.tools, deps.approve))
-    router = _by_name(
-        THINK, "route_think", lambda state: routes.route_think(state, deps, gates=gates)
-    )
-    setattr(router, DEPS_ATTR, deps)  # the checks read which tools need approval
-    return router
+    return routes.think_router(deps, REACT_ROUTES[THINK], by_name=True)
 
 
 def approved_router(deps: Deps) -> Router:
@@ -323,9 +306,7 @@ def approved_router(deps: Deps) -> Router:
 
     Targets: `APPROVE_TARGETS`.
     """
-    router = _by_name(APPROVE, "route_approved", lambda state: routes.route_approved(state, deps))
-    setattr(router, DEPS_ATTR, deps)
-    return router
+    return routes.approved_router(deps, REACT_ROUTES[APPROVE], by_name=True)
 
 
 def observe_router(deps: Deps | None = None) -> Router:
@@ -334,7 +315,7 @@ def observe_router(deps: Deps | None = None) -> Router:
     Targets: `OBSERVE_TARGETS`. `deps` is accepted so every factory is called alike; this
     router reads only the state (the run's limits are stored in it).
     """
-    return _limited(OBSERVE, "route_after_observe", routes.after_observe)
+    return routes.label_router(OBSERVE, REACT_ROUTES[OBSERVE], by_name=True)
 
 
 def validate_router(deps: Deps | None = None) -> Router:
@@ -342,7 +323,7 @@ def validate_router(deps: Deps | None = None) -> Router:
 
     Targets: `VALIDATE_TARGETS`. Reads only the state, like `observe_router`.
     """
-    return _limited(VALIDATE, "route_after_validate", routes.after_validate)
+    return routes.label_router(VALIDATE, REACT_ROUTES[VALIDATE], by_name=True)
 
 
 def human_router(deps: Deps | None = None) -> Router:
@@ -350,4 +331,4 @@ def human_router(deps: Deps | None = None) -> Router:
 
     Targets: `HUMAN_TARGETS`. Reads only the state, like `observe_router`.
     """
-    return _limited(ASK_HUMAN, "route_after_human", routes.after_human)
+    return routes.label_router(ASK_HUMAN, REACT_ROUTES[ASK_HUMAN], by_name=True)
