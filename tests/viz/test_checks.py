@@ -88,6 +88,16 @@ def test_marking_a_router_guarded_leaves_the_function_as_it_was() -> None:
         check_graph(graph)
 
 
+def test_a_marked_routers_literal_return_type_still_declares_its_targets() -> None:
+    graph = with_critic()
+    graph.add_node("editor", custom)
+    graph.add_edge("critic", "editor")
+    graph.add_conditional_edges("editor", guarded_router(to_critic_or_end))  # no path map
+    model = check_graph(graph)
+    assert model.has_edge("editor", "critic") and model.has_edge("editor", END)
+    assert model.nodes["editor"]["router"] == "to_critic_or_end"
+
+
 def test_our_act_renamed_in_a_graph_wired_by_hand_is_refused_naming_the_fix() -> None:
     graph: Any = StateGraph(AgentState)
     for name in ("think", "observe", "validate", "reset", "finalize"):
