@@ -20,7 +20,7 @@ from thinkgraph import _langgraph
 from thinkgraph._langgraph import (
     LANGGRAPH_TESTED,
     DeltaSnapshot,
-    dual_node,
+    DualNode,
     ext_hook_of,
     postgres_cursor,
     serializer_with_hook,
@@ -86,7 +86,7 @@ def test_a_dual_node_runs_its_async_body_from_sync_and_async_code() -> None:
         await asyncio.sleep(0)
         return {"x": state["x"] + 1}
 
-    node = dual_node("inc", body)
+    node = DualNode("inc", body)
     assert node.invoke({"x": 1}) == {"x": 2}
     assert asyncio.run(node.ainvoke({"x": 1})) == {"x": 2}
 

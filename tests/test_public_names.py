@@ -62,7 +62,6 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "thinkgraph.viz": [
         "DiagramFormat",
-        "EDGE_LABELS",
         "FORMATS",
         "GraphvizNotFoundError",
         "RunOverlay",

@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from langchain_core.runnables import Runnable
 from langgraph._internal._constants import ERROR as ERROR_CHANNEL
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -35,7 +34,7 @@ __all__ = [
     "ERROR_CHANNEL",
     "LANGGRAPH_TESTED",
     "DeltaSnapshot",
-    "dual_node",
+    "DualNode",
     "ext_hook_of",
     "postgres_cursor",
     "serializer_with_hook",
@@ -70,7 +69,7 @@ def sqlite_has_task_path(saver: Any) -> bool:
     return bool(saver._has_task_path)
 
 
-def dual_node(name: str, afunc: Callable[..., Awaitable[Any]]) -> Runnable[Any, Any]:
+class DualNode(RunnableCallable):
     """An async node that LangGraph can also run from ``invoke`` and ``stream``.
 
     The async function is the node's one implementation; from sync code LangGraph calls a
@@ -79,8 +78,9 @@ def dual_node(name: str, afunc: Callable[..., Awaitable[Any]]) -> Runnable[Any, 
     LangGraph builds its own nodes (`RunnableCallable`, not traced as a separate run).
     """
 
-    @functools.wraps(afunc)  # the same signature: LangGraph injects `config` by it
-    def func(*args: Any, **kwargs: Any) -> Any:
-        return run_sync(lambda: afunc(*args, **kwargs))
+    def __init__(self, name: str, afunc: Callable[..., Awaitable[Any]]) -> None:
+        @functools.wraps(afunc)  # the same signature: LangGraph injects `config` by it
+        def func(*args: Any, **kwargs: Any) -> Any:
+            return run_sync(lambda: afunc(*args, **kwargs))
 
-    return RunnableCallable(func, afunc, name=name, trace=False)
+        super().__init__(func, afunc, name=name, trace=False)

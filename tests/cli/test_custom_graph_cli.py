@@ -196,6 +196,55 @@ def test_a_run_whose_graph_cannot_be_imported_is_refused_untouched_then_continue
     assert "reflect" in state(store)[1]
 
 
+HAND_WIRED_EDGES = [
+    "__start__ --> think;",
+    'think -.->|"min_steps / retry"| think;',
+    'think -.->|"approve"| approve;',
+    'think -.->|"continue"| act;',
+    'think -.->|"validate"| validate;',
+    'think -.->|"reset"| reset;',
+    'think -.->|"abort / budget / max_steps"| finalize;',
+    'think -.->|"failures"| ask_human;',
+    'approve -.->|"approved"| act;',
+    'approve -.->|"none_left"| observe;',
+    "act --> observe;",
+    'observe -.->|"next"| reflect;',
+    'observe -.->|"abort / budget"| finalize;',
+    'observe -.->|"failures"| ask_human;',
+    "reflect --> think;",
+    'validate -.->|"failed"| think;',
+    'validate -.->|"reset"| reset;',
+    'validate -.->|"passed / abort / budget / max_steps"| finalize;',
+    'validate -.->|"failures"| ask_human;',
+    "reset --> think;",
+    'ask_human -.->|"retry"| think;',
+    'ask_human -.->|"aborted / abort / budget / max_steps"| finalize;',
+    "finalize --> __end__;",
+]
+"""The edges of `sample_graphs.build`, wired by hand: each labelled by the routes of the
+router of ours that takes it, wherever its path map sends it (observe's "next" → reflect)."""
+
+
+def mermaid_edges(diagram: str) -> list[str]:
+    """A Mermaid drawing's edges, without the counts a run's path adds to them."""
+    lines = [line.strip() for line in diagram.splitlines() if "->" in line]
+    return [re.sub(r'\|"×\d+"\| ', " ", re.sub(r" · ×\d+", "", line)) for line in lines]
+
+
+def test_a_graph_wired_by_hand_is_drawn_with_its_routers_labels_and_so_is_its_run(
+    store: str, script: str
+) -> None:
+    drawn = thinkgraph("draw", "--graph", REFLECT)
+    assert drawn.returncode == 0, drawn.stderr
+    assert mermaid_edges(drawn.stdout) == HAND_WIRED_EDGES
+    # A run records the shape it ran on; drawn from that record, it has the same labels.
+    paused(store, script, "--graph", REFLECT)
+    ran = thinkgraph("draw", "--thread", "t1", "--store", store)
+    assert ran.returncode == 0, ran.stderr
+    assert mermaid_edges(ran.stdout) == HAND_WIRED_EDGES
+    assert 'think -.->|"approve · ×1"| approve;' in ran.stdout
+
+
 def test_a_graph_that_is_not_the_runs_is_refused(store: str, script: str) -> None:
     paused(store, script, "--graph", REFLECT)
     before = state(store)

@@ -11,6 +11,7 @@ from langgraph.graph import END, START, StateGraph
 from thinkgraph import Agent, ScriptedModel, tool
 from thinkgraph.errors import ConfigError, GraphConfigError
 from thinkgraph.graphs import THINK_TARGETS, build_react_graph, parts
+from thinkgraph.graphs.react import add_react_nodes
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.policies import ReActText
 from thinkgraph.state import AgentState, HumanStep, ThoughtStep
@@ -70,6 +71,17 @@ def test_the_react_graph_is_built_from_the_public_factories() -> None:
     assert model.nodes["think"]["router"] == "route_think"
     assert model.nodes["approve"]["router"] == "route_approved"
     assert set(THINK_TARGETS) <= set(model.nodes)
+
+
+def test_our_nodes_wired_by_hand_draw_as_the_table_built() -> None:
+    deps = Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry([]))
+    graph: Graph = StateGraph(AgentState)
+    add_react_nodes(graph, deps)
+    graph.add_edge(START, "think")
+    by_hand, built = to_graph_model(graph), to_graph_model(build_react_graph(deps))
+    assert dict(by_hand.nodes(data="kind")) == dict(built.nodes(data="kind"))
+    assert sorted(by_hand.edges(data="label")) == sorted(built.edges(data="label"))
+    assert sorted(by_hand.edges(data="guarded")) == sorted(built.edges(data="guarded"))
 
 
 @pytest.mark.parametrize(

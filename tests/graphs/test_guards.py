@@ -6,7 +6,6 @@ import ast
 from pathlib import Path
 
 from thinkgraph import guards
-from thinkgraph.graphs import routing
 from thinkgraph.state import Counters
 from thinkgraph.types import StepLimits
 
@@ -23,12 +22,6 @@ def test_guard_labels_follow_the_guard_order() -> None:
     assert guards.guard_label(Counters(steps=3), limits) == "max_steps"
     assert guards.guard_label(Counters(steps=3), limits, steps=False) is None
     assert guards.guard_label(Counters(steps=2), limits) is None
-
-
-def test_the_routers_old_guard_names_are_the_guards_themselves() -> None:
-    assert routing.guard_stop is guards.guard_stop
-    assert routing.budget_stop is guards.budget_stop
-    assert routing.failure_target is guards.failure_target
 
 
 def _imports(path: Path) -> set[str]:

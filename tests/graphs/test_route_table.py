@@ -10,7 +10,7 @@ import pytest
 from thinkgraph import Agent, ScriptedModel, StepLimits, tool
 from thinkgraph.errors import GraphConfigError
 from thinkgraph.graphs import REACT_ROUTES, Route, build_react_graph, react_graph, routes
-from thinkgraph.graphs.shape import routes_of
+from thinkgraph.graphs.shape import router_of
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.policies import ReActText
 from thinkgraph.state import AgentState, Counters, ValidationStep, Verdict
@@ -64,10 +64,13 @@ def test_a_next_action_read_back_as_a_plain_string_routes_like_the_member() -> N
 def test_the_built_routers_carry_their_resolved_routes_made_once() -> None:
     graph = react_graph(deps(), names={"act": "execute"}).build()
     think = graph.branches["think"]["route_think"]
-    table = routes_of(think.path)
-    assert table is not None
-    assert Route("continue", "execute") in table
+    router = router_of(think.path)
+    assert router is not None and not router.by_name
+    assert Route("continue", "execute") in router.routes and router.sends_to == "execute"
     assert dict(think.ends or {})["continue"] == "execute"
+    # The compiled graph keeps them: what the checks, the drawings and a run's shape read.
+    compiled = graph.compile()
+    assert router_of(compiled.builder.branches["think"]["route_think"].path) is router
 
 
 # -- node names are free ---------------------------------------------------------------------
@@ -214,9 +217,8 @@ def test_the_calls_route_must_reach_an_act_node() -> None:
 def test_build_react_graph_is_the_table_built() -> None:
     built = build_react_graph(deps())
     assert list(built.nodes) == list(react_graph(deps()).build().nodes)
-    assert (
-        routes_of(built.branches["observe"]["route_after_observe"].path) == REACT_ROUTES["observe"]
-    )
+    router = router_of(built.branches["observe"]["route_after_observe"].path)
+    assert router is not None and router.routes == REACT_ROUTES["observe"]
 
 
 def test_a_node_inserted_after_observe_runs_every_round_and_keeps_observes_label() -> None:

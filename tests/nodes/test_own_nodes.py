@@ -78,6 +78,29 @@ def with_reflect(deps: Deps, fn: Any = reflect) -> Graph:
     return graph
 
 
+def test_a_graph_wired_by_hand_is_drawn_with_the_labels_of_our_routers() -> None:
+    # Each router of ours knows its routes: an edge a path map sends elsewhere keeps its label.
+    with Agent(ScriptedModel([]), [add], store="memory://", build_graph=with_reflect) as agent:
+        diagram = agent.draw("mermaid")
+    assert [line.strip() for line in diagram.splitlines() if "->" in line] == [
+        "__start__ --> think;",
+        'think -.->|"min_steps / retry"| think;',
+        'think -.->|"continue"| act;',
+        'think -.->|"validate"| validate;',
+        'think -.->|"reset"| reset;',
+        'think -.->|"abort / budget / max_steps"| finalize;',
+        'observe -.->|"next"| reflect;',
+        'observe -.->|"abort / budget"| finalize;',
+        'validate -.->|"failed"| think;',
+        'validate -.->|"reset"| reset;',
+        'validate -.->|"passed / abort / budget / max_steps"| finalize;',
+        "reset --> think;",
+        "finalize --> __end__;",
+        "act --> observe;",
+        "reflect --> think;",
+    ]
+
+
 SCRIPT = [
     'Thought: add\nAction: add\nAction Input: {"a": 2, "b": 40}',
     "the sum is 42",  # reflect's call: turn 1

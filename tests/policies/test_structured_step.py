@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.openai_server import OpenAIServer
 from thinkgraph import Agent, NextAction, Verdict, tool
-from thinkgraph.graphs.routing import route
+from thinkgraph.graphs.routes import after_think
 from thinkgraph.llm import LiteLLMModel, ScriptedModel
 from thinkgraph.nodes.think import gate_confidence
 from thinkgraph.policies import Policy, StructuredStep
@@ -114,7 +114,7 @@ def test_a_low_confidence_continue_with_a_result_is_validated_but_tool_calls_sti
 
 def test_the_router_sends_a_gated_answer_to_validate() -> None:
     state = {"next_action": NextAction.VALIDATE, "candidate": "42", "counters": Counters(steps=1)}
-    assert route(state, StepLimits()) == "validate"
+    assert after_think(state, StepLimits()) == "validate"
 
 
 def test_a_low_confidence_answer_is_checked_by_the_validators_through_litellm(

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 
 from thinkgraph import ScriptedModel
-from thinkgraph.graphs.react import route_think
-from thinkgraph.nodes.act import act
+from thinkgraph.graphs import parts
 from thinkgraph.nodes.deps import Deps
-from thinkgraph.nodes.finalize import finalize
-from thinkgraph.nodes.observe import observe
-from thinkgraph.nodes.reset import reset
-from thinkgraph.nodes.think import think
-from thinkgraph.nodes.validate import validate
 from thinkgraph.policies import ReActText
 from thinkgraph.state import AgentState
 from thinkgraph.tools import ToolRegistry
-from thinkgraph.viz import guarded_router
 
 Graph = StateGraph[AgentState, Any, AgentState, AgentState]
 
@@ -33,34 +25,21 @@ def custom(state: AgentState) -> dict[str, Any]:
     return {}
 
 
-@guarded_router
-def route_validated(state: AgentState) -> str:
-    """A user's router after validate, marked as checking the guards."""
-    return "finalize" if state.get("answer") is not None else "think"
-
-
 def with_critic(think_keys: list[str] | None = None) -> Graph:
     """think → act → observe → think, validate → critic → finalize, reset → think.
 
     validate's router returns "finalize", which this graph maps to the critic.
     """
     graph: Graph = StateGraph(AgentState)
-    for name, node in [
-        ("think", think),
-        ("act", act),
-        ("observe", observe),
-        ("validate", validate),
-        ("reset", reset),
-        ("finalize", finalize),
-    ]:
-        graph.add_node(name, partial(node, deps=DEPS))
+    for name in ("think", "act", "observe", "validate", "reset", "finalize"):
+        graph.add_node(name, getattr(parts, f"{name}_node")(DEPS))
     graph.add_node("critic", custom)
     graph.add_edge(START, "think")
-    graph.add_conditional_edges("think", route_think, think_keys or THINK_KEYS)
+    graph.add_conditional_edges("think", parts.think_router(DEPS), think_keys or THINK_KEYS)
     graph.add_edge("act", "observe")
     graph.add_edge("observe", "think")
     graph.add_conditional_edges(
-        "validate", route_validated, {"finalize": "critic", "think": "think"}
+        "validate", parts.validate_router(DEPS), {"finalize": "critic", "think": "think"}
     )
     graph.add_edge("critic", "finalize")
     graph.add_edge("reset", "think")

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langgraph.graph import END
+from langgraph.graph import END, START, StateGraph
 
 from tests.viz._graphs import DEPS, custom, to_critic_or_end, with_critic
 from thinkgraph.errors import GraphConfigError
+from thinkgraph.graphs import parts
 from thinkgraph.graphs.react import build_react_graph
+from thinkgraph.state import AgentState
 from thinkgraph.types import StepLimits
 from thinkgraph.viz import check_graph, guarded_router, is_guarded_router
 
@@ -64,9 +66,59 @@ def test_marking_the_users_router_as_guarded_accepts_the_cycle() -> None:
     graph = with_critic()
     graph.add_node("editor", custom)
     graph.add_edge("critic", "editor")
-    graph.add_conditional_edges("editor", guarded_router(route_editor), ["critic", END])
-    assert is_guarded_router(route_editor)
+    marked = guarded_router(route_editor)
+    graph.add_conditional_edges("editor", marked, ["critic", END])
+    assert is_guarded_router(marked)
     check_graph(graph)
+
+
+def test_marking_a_router_guarded_leaves_the_function_as_it_was() -> None:
+    def route_editor(state: Any) -> str:
+        return "critic"
+
+    marked = guarded_router(route_editor)
+    assert is_guarded_router(marked) and not is_guarded_router(route_editor)
+    assert marked({}) == "critic"
+    # The same function wired unmarked elsewhere is refused: the mark was not set on it.
+    graph = with_critic()
+    graph.add_node("editor", custom)
+    graph.add_edge("critic", "editor")
+    graph.add_conditional_edges("editor", route_editor, ["critic", END])
+    with pytest.raises(GraphConfigError, match="passes through no guarded router"):
+        check_graph(graph)
+
+
+def test_a_marked_routers_literal_return_type_still_declares_its_targets() -> None:
+    graph = with_critic()
+    graph.add_node("editor", custom)
+    graph.add_edge("critic", "editor")
+    graph.add_conditional_edges("editor", guarded_router(to_critic_or_end))  # no path map
+    model = check_graph(graph)
+    assert model.has_edge("editor", "critic") and model.has_edge("editor", END)
+    assert model.nodes["editor"]["router"] == "to_critic_or_end"
+
+
+def test_our_act_renamed_in_a_graph_wired_by_hand_is_refused_naming_the_fix() -> None:
+    graph: Any = StateGraph(AgentState)
+    for name in ("think", "observe", "validate", "reset", "finalize"):
+        graph.add_node(name, getattr(parts, f"{name}_node")(DEPS))
+    graph.add_node("execute", parts.act_node(DEPS, name="execute"))
+    graph.add_edge(START, "think")
+    # think's router sends its act tasks to "act", whatever the path map says
+    targets = {"think": "think", "act": "execute", "validate": "validate", "reset": "reset",
+               "finalize": "finalize"}  # fmt: skip
+    graph.add_conditional_edges("think", parts.think_router(DEPS), targets)
+    graph.add_edge("execute", "observe")
+    graph.add_edge("observe", "think")
+    graph.add_conditional_edges("validate", parts.validate_router(DEPS), ["think", "finalize"])
+    graph.add_edge("reset", "think")
+    graph.add_edge("finalize", END)
+    with pytest.raises(GraphConfigError) as info:
+        check_graph(graph)
+    assert str(info.value) == (
+        "node 'execute' is our act node, but route_think on 'think' sends act tasks to 'act'; "
+        "build the graph with react_graph(deps, names={'act': 'execute'}) or name the node 'act'"
+    )
 
 
 def test_a_next_action_without_a_route_out_of_think_is_named() -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.viz._graphs import DEPS, with_critic
 from thinkgraph import tool
+from thinkgraph.graphs import REACT_ROUTES
 from thinkgraph.graphs.react import build_react_graph
 from thinkgraph.types import StepLimits
-from thinkgraph.viz import EDGE_LABELS, approval_tools, to_graph_model
+from thinkgraph.viz import approval_tools, guarded_router, to_graph_model
 from thinkgraph.viz.model import END, START
 
 
@@ -43,17 +46,34 @@ def test_fixed_edges_have_no_label() -> None:
 
 def test_every_label_in_the_table_is_on_an_edge_of_the_react_graph() -> None:
     model = to_graph_model(build_react_graph(DEPS))
-    labels = {label for _, _, label in model.edges(data="label")}
-    assert set(EDGE_LABELS.values()) <= labels
+    drawn = [label.split(" / ") for _, _, label in model.edges(data="label") if label]
+    labels = {part for parts in drawn for part in parts}
+    assert {route.label for routes in REACT_ROUTES.values() for route in routes} == labels
 
 
-def test_the_router_key_labels_an_edge_the_user_remapped() -> None:
+def test_our_routers_routes_label_an_edge_the_user_remapped() -> None:
     model = to_graph_model(with_critic())
     assert model.edges["validate", "critic"]["label"] == "passed / abort / budget / max_steps"
     assert model.edges["validate", "critic"]["keys"] == ["finalize"]
     assert model.nodes["critic"]["kind"] == "custom"
-    assert model.nodes["validate"]["router"] == "route_validated"
+    assert model.nodes["validate"]["router"] == "route_after_validate"
     assert model.nodes["validate"]["guarded"] is True
+
+
+def test_a_users_router_on_our_node_is_labelled_by_its_own_keys_not_our_routes() -> None:
+    def route_reviewed(state: Any) -> str:
+        """Never checks a guard: its edge to the critic is no "budget" or "max_steps"."""
+        return "finalize" if state.get("answer") is not None else "think"
+
+    graph = with_critic()
+    graph.branches.pop("validate")
+    graph.add_conditional_edges(
+        "validate", guarded_router(route_reviewed), {"finalize": "critic", "think": "think"}
+    )
+    model = to_graph_model(graph)
+    assert model.edges["validate", "critic"]["label"] == "finalize"
+    assert model.edges["validate", "think"]["label"] is None
+    assert model.nodes["validate"]["router"] == "route_reviewed"
 
 
 def test_compiled_and_uncompiled_graphs_give_the_same_model() -> None:

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from thinkgraph.graphs import parts
     from thinkgraph.graphs.build import ReasoningGraph, react_graph
     from thinkgraph.graphs.checks import check_graph
-    from thinkgraph.graphs.react import THINK_TARGETS, build_react_graph
-    from thinkgraph.graphs.routes import REACT_ROUTES, Route
-    from thinkgraph.graphs.shape import guarded_router
+    from thinkgraph.graphs.parts import THINK_TARGETS
+    from thinkgraph.graphs.react import build_react_graph
+    from thinkgraph.graphs.routes import REACT_ROUTES, Route, guarded_router
 
 __all__ = [
     "REACT_ROUTES",
@@ -45,10 +45,10 @@ __getattr__, __dir__ = lazy_names(
     __name__,
     {
         __name__: ["parts"],
+        "thinkgraph.graphs.parts": ["THINK_TARGETS"],
         "thinkgraph.graphs.build": ["ReasoningGraph", "react_graph"],
         "thinkgraph.graphs.checks": ["check_graph"],
-        "thinkgraph.graphs.react": ["THINK_TARGETS", "build_react_graph"],
-        "thinkgraph.graphs.routes": ["REACT_ROUTES", "Route"],
-        "thinkgraph.graphs.shape": ["guarded_router"],
+        "thinkgraph.graphs.react": ["build_react_graph"],
+        "thinkgraph.graphs.routes": ["REACT_ROUTES", "Route", "guarded_router"],
     },
 )

@@ -47,13 +47,12 @@ from typing import (
 from langchain_core.runnables import Runnable
 from langgraph.constants import END, START
 from langgraph.graph import StateGraph
-from langgraph.types import Send
 from typing_extensions import is_typeddict
 
 from thinkgraph.errors import GraphConfigError, RouteLabelError
 from thinkgraph.graphs import parts
 from thinkgraph.graphs.breakpoints import declare_breakpoints
-from thinkgraph.graphs.checks import DEPS_ATTR, check_graph
+from thinkgraph.graphs.checks import check_graph
 from thinkgraph.graphs.routes import (
     ACT,
     APPROVE,
@@ -65,19 +64,15 @@ from thinkgraph.graphs.routes import (
     RESET,
     THINK,
     VALIDATE,
-    LabelRouter,
     Route,
-    after_human,
-    after_observe,
-    after_think,
-    after_validate,
+    Router,
+    approved_router,
     guard_routes,
+    label_router,
+    think_router,
 )
-from thinkgraph.graphs.routing import _sends
-from thinkgraph.graphs.shape import ROUTES_ATTR, approval_tools, guarded_router
 from thinkgraph.guards import guard_label
 from thinkgraph.nodes.deps import Deps, Validator
-from thinkgraph.nodes.gate import waiting_calls
 from thinkgraph.state import AGENT_KEYS, AgentState, Counters, is_own_key
 from thinkgraph.types import Breakpoints
 
@@ -87,12 +82,9 @@ GraphBuilder: TypeAlias = Callable[[Deps], StateGraph[AgentState, Any, AgentStat
 """A function that builds an uncompiled graph from the agent's parts, like
 `build_react_graph`: what ``Agent(build_graph=...)`` takes and a graph address names."""
 Graph: TypeAlias = StateGraph[AgentState, Any, Any, AgentState]
-Whole: TypeAlias = Mapping[str, Any]
-"""The whole state, as a router wrapping a user's is annotated: LangGraph gives a router
-annotated with a TypedDict only that TypedDict's keys, so one annotated `AgentState` would
-hide the keys of the graph's own state from the user's router."""
-RouterFactory: TypeAlias = Callable[[Deps, Mapping[str, str]], Callable[[AgentState], Any]]
-"""Makes a node's LangGraph router from the agent's parts and its resolved path map."""
+RouterFactory: TypeAlias = Callable[[Deps, tuple[Route, ...]], Router]
+"""Makes a node's router from the agent's parts and its routes, targets resolved to the
+graph's node names."""
 
 _FACTORIES: Final[Mapping[str, Callable[..., parts.Node]]] = {
     THINK: parts.think_node,
@@ -107,68 +99,33 @@ _FACTORIES: Final[Mapping[str, Callable[..., parts.Node]]] = {
 """Our nodes in the order our graph adds them (the diagrams list them in this order)."""
 
 
-def _named(name: str, router: Callable[[AgentState], Any]) -> Callable[[AgentState], Any]:
-    # LangGraph names the branch after its router; the diagrams show that name.
-    router.__name__ = name
-    router.__qualname__ = name
-    return router
-
-
-def _think_router(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
-    act = path["continue"]  # the act tasks go to the node the table names, whatever its name
-    # A call the state marks goes to approve by the table's route; the tools' own rules are
-    # judged again only where a tool can need a person at all (decided once, not per cycle).
-    gates = bool(approval_tools(deps.tools, deps.approve))
-
-    def route_think(state: AgentState) -> str | list[Send]:
-        label = after_think(state, state["limits"])
-        if label != "continue":
-            return label
-        if gates and waiting_calls(state, deps):
-            return "approve"
-        return _sends(state, None, deps, act)
-
-    return _named("route_think", route_think)
-
-
-def _approved_router(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
-    act = path["approved"]
-
-    def route_approved(state: AgentState) -> str | list[Send]:
-        cleared = set(state.get("run_calls") or [])
-        cleared -= set(waiting_calls(state, deps, cleared))
-        return _sends(state, cleared, deps, act) or "none_left"
-
-    return _named("route_approved", route_approved)
-
-
-def _label_router(name: str, decide: LabelRouter) -> RouterFactory:
-    def make(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
-        return _named(name, lambda state: decide(state, state["limits"]))
+def _labelled(kind: str) -> RouterFactory:
+    def make(deps: Deps, routes: tuple[Route, ...]) -> Router:
+        return label_router(kind, routes)
 
     return make
 
 
 _ROUTERS: Final[Mapping[str, RouterFactory]] = {
-    THINK: _think_router,
-    APPROVE: _approved_router,
-    OBSERVE: _label_router("route_after_observe", after_observe),
-    VALIDATE: _label_router("route_after_validate", after_validate),
-    ASK_HUMAN: _label_router("route_after_human", after_human),
+    THINK: think_router,
+    APPROVE: approved_router,
+    OBSERVE: _labelled(OBSERVE),
+    VALIDATE: _labelled(VALIDATE),
+    ASK_HUMAN: _labelled(ASK_HUMAN),
 }
 
 
 def _with_guards(
-    router: Callable[[AgentState], str], stops: frozenset[str]
-) -> Callable[[AgentState], str]:
+    router: Callable[[Mapping[str, Any]], str], stops: frozenset[str]
+) -> Callable[[Mapping[str, Any]], str]:
     """A user's router with the guards composed in: a guard can end a loop, never start one.
 
     The user's router decides first; a route that already stops the run is taken as it
     is, any other yields to a tripped guard.
     """
 
-    def route(state: Whole) -> str:
-        label = router(state)  # type: ignore[arg-type]
+    def route(state: Mapping[str, Any]) -> str:
+        label = router(state)
         if label in stops:
             return label
         counters = state.get("counters")
@@ -176,7 +133,7 @@ def _with_guards(
             return label
         return guard_label(counters, state["limits"]) or label
 
-    return _named(getattr(router, "__name__", "route"), route)
+    return route
 
 
 def _router_name(router: Callable[..., Any]) -> str:
@@ -202,11 +159,11 @@ def _check_labels(source: str, router: Callable[..., Any], labels: set[str]) -> 
 
 def _declared(
     source: str, router: Callable[[AgentState], str], labels: set[str]
-) -> Callable[[AgentState], str]:
+) -> Callable[[Mapping[str, Any]], str]:
     """`router`, refusing a label it was not given a route for: one line naming the
     router, the label and the declared ones (the run stays at its last checkpoint)."""
 
-    def route(state: Whole) -> str:
+    def route(state: Mapping[str, Any]) -> str:
         label = router(state)  # type: ignore[arg-type]
         if label not in labels:
             raise RouteLabelError(
@@ -216,7 +173,7 @@ def _declared(
             )
         return label
 
-    return _named(getattr(router, "__name__", "route"), route)
+    return route
 
 
 def _takes_deps(fn: Callable[..., Any]) -> bool:
@@ -230,7 +187,6 @@ def _takes_deps(fn: Callable[..., Any]) -> bool:
 class _Routes:
     routes: list[Route]
     make: RouterFactory
-    guarded: bool
 
 
 class ReasoningGraph:
@@ -276,7 +232,7 @@ class ReasoningGraph:
             raise GraphConfigError(f"node {name!r} is already in the graph; pick another name")
         if not isinstance(node, Runnable) and not as_is:
             node = parts.node(name, node, self.deps if _takes_deps(node) else None, kind=kind)
-        self._nodes[name] = (node, kind)
+        self._nodes[name] = (node, node.kind if isinstance(node, parts.Node) else kind)
         return self
 
     def remove_node(self, name: str) -> ReasoningGraph:
@@ -342,14 +298,18 @@ class ReasoningGraph:
             own += [r for r in extra if r.label not in labels]
 
         declared = _declared(source, router, labels)
+        name = getattr(router, "__name__", "route")
 
-        def make(deps: Deps, path: Mapping[str, str]) -> Callable[[AgentState], Any]:
-            if not guards:
-                return declared
-            stops = frozenset(label for label in labels if self._stops(path[label]))
-            return _with_guards(declared, stops)
+        def make(deps: Deps, routes: tuple[Route, ...]) -> Router:
+            decide = declared
+            if guards:
+                stops = frozenset(
+                    r.label for r in routes if r.label in labels and self._stops(r.target)
+                )
+                decide = _with_guards(declared, stops)
+            return Router(name, decide, routes=routes, guarded=guards, deps=deps)
 
-        self._table[source] = _Routes(own, make, guarded=guards)
+        self._table[source] = _Routes(own, make)
         return self
 
     def set_route(self, source: str, label: str, target: str) -> ReasoningGraph:
@@ -447,18 +407,13 @@ class ReasoningGraph:
         for source, entry in self._table.items():
             path = self._path(source, entry.routes)
             self._check_into_act(source, path)
-            router = entry.make(self.deps, path)
             resolved = tuple(
                 dataclasses.replace(r, target=path[r.label])
                 for r in entry.routes
                 if r.label in path
             )
-            setattr(router, ROUTES_ATTR, resolved)
-            setattr(router, DEPS_ATTR, self.deps)
-            if entry.guarded:
-                guarded_router(router)
             ends: dict[Hashable, str] = {label: target for label, target in path.items()}
-            graph.add_conditional_edges(source, router, ends)
+            graph.add_conditional_edges(source, entry.make(self.deps, resolved), ends)
         check_graph(graph, deps=deps)
         points = Breakpoints(
             before=tuple(self._breakpoints["before"]), after=tuple(self._breakpoints["after"])
@@ -550,7 +505,6 @@ def react_graph(
         graph._table[name[kind]] = _Routes(
             [dataclasses.replace(r, target=name.get(r.target, r.target)) for r in routes],
             _ROUTERS[kind],
-            guarded=kind != APPROVE,
         )
     graph.add_edge(name[ACT], name[OBSERVE])
     graph.add_edge(name[RESET], name[THINK])

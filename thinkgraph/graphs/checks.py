@@ -12,7 +12,8 @@ fix, when:
 
 and the wiring rules our nodes rely on:
 
-- our act node is named other than the router that sends it tasks expects;
+- a router of ours sends act tasks to a node that is not our act node (wired by hand, our
+  act renamed);
 - act's results reach observe (an act node leads to an observe node);
 - an answer is final only through validate (think's "validate" route reaches a validate
   node before finalize);
@@ -32,18 +33,11 @@ import networkx as nx
 
 from thinkgraph.errors import GraphConfigError
 from thinkgraph.graphs import routes
-from thinkgraph.graphs.shape import (
-    END,
-    START,
-    approval_tools,
-    read_graph,
-)
+from thinkgraph.graphs.routes import approval_tools
+from thinkgraph.graphs.shape import END, START, read_graph, router_of
 from thinkgraph.types import NextAction, StepLimits
 
-__all__ = ["DEPS_ATTR", "check_graph"]
-
-DEPS_ATTR: Final = "__thinkgraph_deps__"
-"""Set on our routers made with the agent's parts, so the checks know which tools gate."""
+__all__ = ["check_graph"]
 
 NEXT_ACTION_ROUTES: Final[dict[NextAction, tuple[str, ...]]] = {
     NextAction.CONTINUE: (routes.ACT, routes.APPROVE),
@@ -51,7 +45,7 @@ NEXT_ACTION_ROUTES: Final[dict[NextAction, tuple[str, ...]]] = {
     NextAction.FINAL_ANSWER: (routes.VALIDATE,),
     NextAction.RESET: (routes.RESET,),
 }
-"""Which return values of route_think (wired by hand) carry each NextAction."""
+"""Which node names route_think returns (wired by hand) for each NextAction."""
 
 
 def _kind(model: nx.DiGraph, node: str) -> str:
@@ -141,23 +135,21 @@ def _think_routes(model: nx.DiGraph, limits: StepLimits | None) -> list[str]:
             problems.append(
                 f"node {node!r} is a think node without a router, so NextAction has no "
                 f"route; give it its routes from the table (react_graph) or "
-                f"graph.add_conditional_edges({node!r}, route_think, THINK_TARGETS)"
+                f"graph.add_conditional_edges({node!r}, parts.think_router(deps), THINK_TARGETS)"
             )
             continue
-        if router != "route_think":
-            continue  # a user's router on think decides its own routes
+        if not model.nodes[node].get("by_name"):
+            continue  # made from the table (every label has its route), or a user's router
         keys = _keys_to(model, node)
-        if "continue" in keys:
-            continue  # made from the table: every label has its route
         for action, targets in NEXT_ACTION_ROUTES.items():
             if not set(keys) & set(targets):
                 problems.append(
                     f"node {node!r} has no route for NextAction.{action.name}; add "
-                    f"{targets[0]!r} to the targets of route_think on {node!r}"
+                    f"{targets[0]!r} to the targets of {router} on {node!r}"
                 )
         problems.extend(
             f"node {node!r} has no route to {key!r}, which the guards use; add {key!r} to "
-            f"the targets of route_think on {node!r}"
+            f"the targets of {router} on {node!r}"
             for key in (routes.THINK, routes.FINALIZE)
             if key not in keys
         )
@@ -178,17 +170,19 @@ def _asks_a_human(model: nx.DiGraph, limits: StepLimits | None) -> list[str]:
     return problems
 
 
-def _renamed_act(model: nx.DiGraph) -> list[str]:
-    # route_think and route_approved (wired by hand) send act tasks to the node named "act"
+def _act_tasks_reach_act(model: nx.DiGraph) -> list[str]:
+    # A Send bypasses the path map: a router's act tasks go to the node it names, by name.
+    acts = _of_kind(model, routes.ACT)
     problems = []
-    for node in _of_kind(model, routes.ACT):
-        by_name = any(_keys_to(model, s).get(routes.ACT) == node for s in model.predecessors(node))
-        if node != routes.ACT and by_name:
-            problems.append(
-                f"node {node!r} is our act node, but route_think sends act tasks to 'act'; "
-                f"build the graph with react_graph(deps, names={{'act': {node!r}}}) or name "
-                "the node 'act'"
-            )
+    for node, data in model.nodes(data=True):
+        sends_to = data.get("sends_to")
+        if sends_to is None or sends_to in acts or not acts:
+            continue
+        problems.append(
+            f"node {acts[0]!r} is our act node, but {data['router']} on {node!r} sends act "
+            f"tasks to {sends_to!r}; build the graph with react_graph(deps, "
+            f"names={{'act': {acts[0]!r}}}) or name the node {sends_to!r}"
+        )
     return problems
 
 
@@ -248,10 +242,9 @@ def _deps_of(graph: Any) -> Any:
     builder = graph if hasattr(graph, "branches") else getattr(graph, "builder", None)
     for branches in getattr(builder, "branches", {}).values():
         for branch in branches.values():
-            fn = getattr(branch.path, "func", None) or getattr(branch.path, "afunc", None)
-            deps = getattr(fn, DEPS_ATTR, None)
-            if deps is not None:
-                return deps
+            router = router_of(branch.path)
+            if router is not None and router.deps is not None:
+                return router.deps
     return None
 
 
@@ -278,7 +271,7 @@ def check_graph(graph: Any, *, limits: StepLimits | None = None, deps: Any = Non
     deps = deps if deps is not None or isinstance(graph, nx.DiGraph) else _deps_of(graph)
     gated = approval_tools(deps.tools, deps.approve) if deps is not None else []
     problems = _missing(model) or [
-        *_renamed_act(model),
+        *_act_tasks_reach_act(model),
         *_open_routers(model),
         *_unreachable(model),
         *_dead_ends(model),

@@ -10,7 +10,9 @@ the route table, changed by label and by name, with the guards and the checks bu
 
 Wiring a `StateGraph` by hand with these factories still works: the routers here return
 our node names ("think", "finalize", …); send a route elsewhere with a path map, e.g.
-``{"finalize": "critic", "think": "think"}``. Wired by hand, the act node must be named
+``{"finalize": "critic", "think": "think"}``. Each knows the routes its names stand for, so
+the edge keeps its labels ("passed / abort / budget / max_steps") in every diagram, and
+each node knows its kind, whatever you name it. Wired by hand, the act node must be named
 "act" (think_router and approved_router send act tasks to that name); a graph that names
 it otherwise is refused when it is checked, naming ``react_graph(deps, names=...)``.
 Give ``build(deps) -> StateGraph`` to ``Agent(model, tools, build_graph=build)``: your
@@ -43,18 +45,26 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, Protocol, TypeAlias
+from typing import Any, Final, Protocol
 
-from langchain_core.runnables import Runnable, RunnableConfig
-from langgraph.types import Send
+from langchain_core.runnables import RunnableConfig
 
 from thinkgraph import tracing
-from thinkgraph._langgraph import dual_node
+from thinkgraph._langgraph import DualNode
 from thinkgraph.errors import GraphConfigError, StateKeyError
-from thinkgraph.graphs import routing
-from thinkgraph.graphs.checks import DEPS_ATTR
-from thinkgraph.graphs.routing import THINK_TARGETS
-from thinkgraph.graphs.shape import KIND_ATTR
+from thinkgraph.graphs import routes
+from thinkgraph.graphs.routes import (
+    ACT,
+    APPROVE,
+    ASK_HUMAN,
+    FINALIZE,
+    OBSERVE,
+    REACT_ROUTES,
+    RESET,
+    THINK,
+    VALIDATE,
+    Router,
+)
 from thinkgraph.llm.call import count_usage
 from thinkgraph.nodes.act import ActTask
 from thinkgraph.nodes.act import act as _act
@@ -75,7 +85,6 @@ from thinkgraph.state import (
     number_steps,
     running_node,
 )
-from thinkgraph.types import StepLimits
 from thinkgraph.values import storable
 
 __all__ = [
@@ -106,19 +115,31 @@ __all__ = [
 # `count_usage(counters, reply, elapsed_s)` is here for nodes of yours that call the model:
 # their calls then count in the budgets and in the turn a ScriptedModel replies by.
 
-Node: TypeAlias = Runnable[Any, dict[str, Any]]
-"""A graph node for ``add_node``: the state (or an act task) in, the channels it changes out.
-Async inside; LangGraph runs it from ``ainvoke`` and ``invoke`` alike."""
-Router: TypeAlias = Callable[[AgentState], "str | list[Send]"]
-"""A router for ``add_conditional_edges``: the next node's name, or act tasks."""
 
-APPROVE_TARGETS: Final = [routing.ACT, routing.OBSERVE]
+class Node(DualNode):
+    """A graph node of ours for ``add_node``: the state (or an act task) in, the channels it
+    changes out. Async inside; LangGraph runs it from ``ainvoke`` and ``invoke`` alike.
+
+    Its `kind` says which of our nodes it is, whatever the graph names it: the checks and
+    the drawings read it from the graph (`thinkgraph.graphs.shape.read_graph`).
+    """
+
+    def __init__(self, name: str, afunc: Callable[..., Awaitable[Any]], kind: str) -> None:
+        super().__init__(name, afunc)
+        self.kind = kind
+        """Which of our nodes it is ("think", "act", …), or "custom" for one of yours."""
+
+
+THINK_TARGETS: Final = [THINK, APPROVE, ACT, VALIDATE, RESET, FINALIZE, ASK_HUMAN]
+"""Where route_think goes (approve only with a tool that needs approval, ask_human only with
+``failure_policy="ask_human"``)."""
+APPROVE_TARGETS: Final = [ACT, OBSERVE]
 """Where route_approved goes: act for the cleared calls, observe when none is left."""
-OBSERVE_TARGETS: Final = [routing.THINK, routing.FINALIZE, routing.ASK_HUMAN]
+OBSERVE_TARGETS: Final = [THINK, FINALIZE, ASK_HUMAN]
 """Where route_after_observe goes (ask_human only with ``failure_policy="ask_human"``)."""
-VALIDATE_TARGETS: Final = [routing.THINK, routing.RESET, routing.FINALIZE, routing.ASK_HUMAN]
+VALIDATE_TARGETS: Final = [THINK, RESET, FINALIZE, ASK_HUMAN]
 """Where route_after_validate goes."""
-HUMAN_TARGETS: Final = [routing.THINK, routing.FINALIZE]
+HUMAN_TARGETS: Final = [THINK, FINALIZE]
 """Where route_after_human goes."""
 
 
@@ -221,8 +242,7 @@ def _check_keys(name: str, update: dict[str, Any]) -> None:
 
 def _as_node(name: str, run: Callable[..., Awaitable[dict[str, Any]]], kind: str) -> Node:
     run.__name__ = run.__qualname__ = name
-    setattr(run, KIND_ATTR, kind)
-    return dual_node(name, run)
+    return Node(name, run, kind)
 
 
 class NodeFactory(Protocol):
@@ -240,16 +260,16 @@ def _factory(kind: str, body: Callable[..., Any], summary: str) -> NodeFactory:
     return make
 
 
-think_node = _factory(routing.THINK, _think, "call the model, record its decision")
-approve_node = _factory(routing.APPROVE, _approve, "one pause for every call that needs a person")
-observe_node = _factory(routing.OBSERVE, _observe, "fold the tool results into observations")
-validate_node = _factory(routing.VALIDATE, _validate, "run the validators on the candidate answer")
-reset_node = _factory(routing.RESET, _reset, "start the reasoning over, keeping a short lesson")
-finalize_node = _factory(routing.FINALIZE, _finalize, "record the answer and why the run stopped")
-ask_human_node = _factory(routing.ASK_HUMAN, _ask_human, "pause for a person after failures")
+think_node = _factory(THINK, _think, "call the model, record its decision")
+approve_node = _factory(APPROVE, _approve, "one pause for every call that needs a person")
+observe_node = _factory(OBSERVE, _observe, "fold the tool results into observations")
+validate_node = _factory(VALIDATE, _validate, "run the validators on the candidate answer")
+reset_node = _factory(RESET, _reset, "start the reasoning over, keeping a short lesson")
+finalize_node = _factory(FINALIZE, _finalize, "record the answer and why the run stopped")
+ask_human_node = _factory(ASK_HUMAN, _ask_human, "pause for a person after failures")
 
 
-def act_node(deps: Deps, *, name: str = routing.ACT) -> Node:
+def act_node(deps: Deps, *, name: str = ACT) -> Node:
     """The act node: run one tool call (LangGraph runs one act task per call).
 
     LangGraph reads its input (`ActTask`) from the signature. Named other than "act", wire
@@ -264,32 +284,21 @@ def act_node(deps: Deps, *, name: str = routing.ACT) -> Node:
             number_steps(update.get("chain", ()), task["number"])
         return {**update, "node": running_node() or name}
 
-    return _as_node(name, run, routing.ACT)
+    return _as_node(name, run, ACT)
 
 
 # -- routers ----------------------------------------------------------------------------
-# Each keeps the name of the router it wraps: LangGraph names the branch by it, and the
-# diagrams and `check_graph` recognize our (guarded) routers by that name.
-
-
-def _named_router(name: str, router: Router) -> Router:
-    router.__name__ = name
-    router.__qualname__ = name
-    return router
-
-
-def _limited(route: Callable[[AgentState, StepLimits], str]) -> Router:
-    return _named_router(route.__name__, lambda state: str(route(state, state["limits"])))
+# Wired by hand, our routers return our node names (a path map may send them elsewhere) and
+# know the routes those names stand for, so the diagrams label each edge by its route.
 
 
 def think_router(deps: Deps) -> Router:
     """After think: validate, finalize (a guard), approve or act (one task per call), …
 
-    Targets: `THINK_TARGETS`. Calls a tool's cache can answer are served from it.
+    Targets: `THINK_TARGETS`. Calls a tool's cache can answer are served from it. Its act
+    tasks go to the node named "act".
     """
-    router = _named_router("route_think", lambda state: routing.route_think(state, deps))
-    setattr(router, DEPS_ATTR, deps)  # the checks read which tools need approval
-    return router
+    return routes.think_router(deps, REACT_ROUTES[THINK], by_name=True)
 
 
 def approved_router(deps: Deps) -> Router:
@@ -297,9 +306,7 @@ def approved_router(deps: Deps) -> Router:
 
     Targets: `APPROVE_TARGETS`.
     """
-    router = _named_router("route_approved", lambda state: routing.route_approved(state, deps))
-    setattr(router, DEPS_ATTR, deps)
-    return router
+    return routes.approved_router(deps, REACT_ROUTES[APPROVE], by_name=True)
 
 
 def observe_router(deps: Deps | None = None) -> Router:
@@ -308,20 +315,20 @@ def observe_router(deps: Deps | None = None) -> Router:
     Targets: `OBSERVE_TARGETS`. `deps` is accepted so every factory is called alike; this
     router reads only the state (the run's limits are stored in it).
     """
-    return _limited(routing.route_after_observe)
+    return routes.label_router(OBSERVE, REACT_ROUTES[OBSERVE], by_name=True)
 
 
 def validate_router(deps: Deps | None = None) -> Router:
     """After validate: finalize a passed answer; else think, reset or stop.
 
-    Targets: `VALIDATE_TARGETS`. Reads only the state, like `route_after_observe`.
+    Targets: `VALIDATE_TARGETS`. Reads only the state, like `observe_router`.
     """
-    return _limited(routing.route_after_validate)
+    return routes.label_router(VALIDATE, REACT_ROUTES[VALIDATE], by_name=True)
 
 
 def human_router(deps: Deps | None = None) -> Router:
     """After ask_human: finalize on abort or a guard, else think.
 
-    Targets: `HUMAN_TARGETS`. Reads only the state, like `route_after_observe`.
+    Targets: `HUMAN_TARGETS`. Reads only the state, like `observe_router`.
     """
-    return _limited(routing.route_after_human)
+    return routes.label_router(ASK_HUMAN, REACT_ROUTES[ASK_HUMAN], by_name=True)

@@ -10,13 +10,22 @@ from typing import Any
 
 from langgraph.graph import END, StateGraph
 
-from thinkgraph.graphs import parts, routing
+from thinkgraph.graphs import parts
 from thinkgraph.graphs.build import react_graph
-from thinkgraph.graphs.routing import THINK_TARGETS, route_approved, route_think
+from thinkgraph.graphs.routes import (
+    ACT,
+    APPROVE,
+    ASK_HUMAN,
+    FINALIZE,
+    OBSERVE,
+    RESET,
+    THINK,
+    VALIDATE,
+)
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState
 
-__all__ = ["THINK_TARGETS", "add_react_nodes", "build_react_graph", "route_approved", "route_think"]
+__all__ = ["add_react_nodes", "build_react_graph"]
 
 
 def build_react_graph(deps: Deps) -> StateGraph[AgentState, Any, AgentState, AgentState]:
@@ -42,22 +51,20 @@ def add_react_nodes(graph: StateGraph[AgentState, Any, Any, Any], deps: Deps) ->
     return node names; the caller wires the entry to think. Kept for graphs written
     against it: `react_graph` gives the same graph with its route table.
     """
-    graph.add_node(routing.THINK, parts.think_node(deps))
-    graph.add_node(routing.APPROVE, parts.approve_node(deps))
-    graph.add_node(routing.OBSERVE, parts.observe_node(deps))
-    graph.add_node(routing.VALIDATE, parts.validate_node(deps))
-    graph.add_node(routing.RESET, parts.reset_node(deps))
-    graph.add_node(routing.FINALIZE, parts.finalize_node(deps))
-    graph.add_node(routing.ASK_HUMAN, parts.ask_human_node(deps))
-    graph.add_node(routing.ACT, parts.act_node(deps))
+    graph.add_node(THINK, parts.think_node(deps))
+    graph.add_node(APPROVE, parts.approve_node(deps))
+    graph.add_node(OBSERVE, parts.observe_node(deps))
+    graph.add_node(VALIDATE, parts.validate_node(deps))
+    graph.add_node(RESET, parts.reset_node(deps))
+    graph.add_node(FINALIZE, parts.finalize_node(deps))
+    graph.add_node(ASK_HUMAN, parts.ask_human_node(deps))
+    graph.add_node(ACT, parts.act_node(deps))
 
-    graph.add_conditional_edges(routing.THINK, parts.think_router(deps), THINK_TARGETS)
-    graph.add_conditional_edges(routing.APPROVE, parts.approved_router(deps), parts.APPROVE_TARGETS)
-    graph.add_edge(routing.ACT, routing.OBSERVE)
-    graph.add_conditional_edges(routing.OBSERVE, parts.observe_router(deps), parts.OBSERVE_TARGETS)
-    graph.add_conditional_edges(
-        routing.VALIDATE, parts.validate_router(deps), parts.VALIDATE_TARGETS
-    )
-    graph.add_edge(routing.RESET, routing.THINK)
-    graph.add_conditional_edges(routing.ASK_HUMAN, parts.human_router(deps), parts.HUMAN_TARGETS)
-    graph.add_edge(routing.FINALIZE, END)
+    graph.add_conditional_edges(THINK, parts.think_router(deps), parts.THINK_TARGETS)
+    graph.add_conditional_edges(APPROVE, parts.approved_router(deps), parts.APPROVE_TARGETS)
+    graph.add_edge(ACT, OBSERVE)
+    graph.add_conditional_edges(OBSERVE, parts.observe_router(deps), parts.OBSERVE_TARGETS)
+    graph.add_conditional_edges(VALIDATE, parts.validate_router(deps), parts.VALIDATE_TARGETS)
+    graph.add_edge(RESET, THINK)
+    graph.add_conditional_edges(ASK_HUMAN, parts.human_router(deps), parts.HUMAN_TARGETS)
+    graph.add_edge(FINALIZE, END)

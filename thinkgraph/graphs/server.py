@@ -19,9 +19,9 @@ from typing import Any
 from langgraph.graph import StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
-from thinkgraph.graphs import routing
 from thinkgraph.graphs.build import react_graph
 from thinkgraph.graphs.checks import check_graph
+from thinkgraph.graphs.routes import THINK
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.state import AgentState, start_state
 from thinkgraph.types import StepLimits
@@ -65,7 +65,7 @@ def build_server_graph(
         return start_state(state.task, run_limits)
 
     wiring = react_graph(deps).add_node(START_NODE, start, as_is=True).set_entry(START_NODE)
-    wiring.add_edge(START_NODE, routing.THINK)
+    wiring.add_edge(START_NODE, THINK)
     graph: StateGraph[AgentState, Any, TaskInput, AgentState] = wiring.build(input_schema=TaskInput)
     check_graph(graph, limits=run_limits)
     return graph

@@ -12,25 +12,17 @@ Example:
 
 from __future__ import annotations
 
+from thinkgraph.graphs.checks import check_graph
+from thinkgraph.graphs.routes import approval_tools, guarded_router, is_guarded_router
 from thinkgraph.viz.ascii import to_ascii
-from thinkgraph.viz.checks import check_graph
 from thinkgraph.viz.diff import render_diff, to_ascii_diff, to_mermaid_diff
 from thinkgraph.viz.dot import GraphvizNotFoundError, to_dot, to_png, to_svg
 from thinkgraph.viz.mermaid import to_mermaid
-from thinkgraph.viz.model import (
-    EDGE_LABELS,
-    approval_tools,
-    from_description,
-    graph_description,
-    guarded_router,
-    is_guarded_router,
-    to_graph_model,
-)
+from thinkgraph.viz.model import from_description, graph_description, to_graph_model
 from thinkgraph.viz.overlay import RunOverlay, build_overlay, overlay_from_result
 from thinkgraph.viz.render import FORMATS, DiagramFormat, render
 
 __all__ = [
-    "EDGE_LABELS",
     "FORMATS",
     "DiagramFormat",
     "GraphvizNotFoundError",

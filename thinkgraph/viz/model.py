@@ -2,8 +2,8 @@
 
 `to_graph_model` is the graph's shape (`thinkgraph.graphs.shape.read_graph`, which the
 build-time checks read too) with what a drawing adds: guards, approval gates and
-breakpoints. Edge labels come from the route table, so a route re-targeted by its label
-keeps its label here.
+breakpoints. Edge labels come from the routes each router knows, so a route re-targeted by
+its label, or by a path map of a graph wired by hand, keeps its label here.
 
 Attributes, all plain values so the model is easy to test and to serialize:
 
@@ -11,8 +11,9 @@ Attributes, all plain values so the model is easy to test and to serialize:
   (names of tools that need approval);
 - node: ``kind`` (think, approve, act, observe, validate, reset, finalize, ask_human,
   start, end or custom), ``label``, ``breakpoint_before``, ``breakpoint_after``,
-  ``approval`` (an approval gate), ``router`` (name of the function choosing its
-  outgoing edges) and ``guarded`` (that router enforces the step guards);
+  ``approval`` (an approval gate), ``router`` (name of the router choosing its outgoing
+  edges), ``guarded`` (that router enforces the step guards), and where they apply
+  ``sends_to`` and ``by_name`` (see `thinkgraph.graphs.shape`);
 - edge: ``conditional``, ``label`` (the route labels that take it), ``keys`` (the
   router's return values mapped to it), ``router`` and ``guarded``.
 """
@@ -25,27 +26,15 @@ from typing import Any
 import networkx as nx
 
 from thinkgraph.graphs.routes import APPROVE, NODE_KINDS
-from thinkgraph.graphs.shape import (
-    EDGE_LABELS,
-    END,
-    START,
-    approval_tools,
-    guarded_router,
-    is_guarded_router,
-    read_graph,
-)
+from thinkgraph.graphs.shape import END, START, read_graph
 from thinkgraph.types import StepLimits
 
 __all__ = [
-    "EDGE_LABELS",
     "END",
     "NODE_KINDS",
     "START",
-    "approval_tools",
     "from_description",
     "graph_description",
-    "guarded_router",
-    "is_guarded_router",
     "layered_nodes",
     "to_graph_model",
 ]

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias
 
 import networkx as nx
 
+from thinkgraph.graphs.routes import approval_tools
 from thinkgraph.state import TaskStep
 from thinkgraph.viz.ascii import to_ascii
 from thinkgraph.viz.dot import to_dot, to_png, to_svg
 from thinkgraph.viz.mermaid import to_mermaid
-from thinkgraph.viz.model import approval_tools, from_description, to_graph_model
+from thinkgraph.viz.model import from_description, to_graph_model
 from thinkgraph.viz.overlay import RunOverlay, overlay_from_result
 
 if TYPE_CHECKING:
