@@ -82,7 +82,7 @@ def test_a_worker_takes_a_graph_or_an_agent_not_both() -> None:
     assert done.exit_code == 2
     assert "--agent brings its own tools, model and graph; leave out" in done.output
     bad = CliRunner().invoke(app, ["worker", "--store", POSTGRES_URL, "--graph", "nowhere:x"])
-    assert bad.exit_code == 2 and "module 'nowhere' not found" in bad.output
+    assert bad.exit_code == 2 and "module 'nowhere' is not found" in bad.output
 
 
 def test_the_cli_hands_a_custom_run_only_to_workers_on_its_graph(
