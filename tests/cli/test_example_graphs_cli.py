@@ -45,8 +45,11 @@ def test_a_reflect_run_paused_at_approval_is_continued_by_the_cli_on_its_graph(
 
     listed = here("history", "r1", "--store", store)
     assert listed.returncode == 0, listed.stderr
-    history = Counter(line.split()[1] for line in listed.stdout.splitlines() if line.strip())
+    lines = listed.stdout.splitlines()
+    # One line per checkpoint; under it, indented, the keys of the run's own state it set.
+    history = Counter(line.split()[1] for line in lines if line.strip() and line[0] != " ")
     assert history["reflect"] == 2 and history["execute"] == 2 and "think" not in history
+    assert sum(line.strip() == 'verdict = "proceed"' for line in lines) == 1  # where it changed
     drawn = here("draw", "--thread", "r1", "--format", "ascii", "--store", store)
     assert drawn.returncode == 0, drawn.stderr
     overlay = overlay_counts(drawn.stdout)
@@ -93,7 +96,8 @@ def test_each_example_paused_at_approval_is_continued_by_the_cli_on_its_graph(
 
     listed = here("history", "g1", "--store", store)
     assert listed.returncode == 0, listed.stderr
-    history = Counter(line.split()[1] for line in listed.stdout.splitlines() if line.strip())
+    lines = listed.stdout.splitlines()
+    history = Counter(line.split()[1] for line in lines if line.strip() and line[0] != " ")
     assert history[own_node] == 1 and history["approve"] >= 1
     drawn = here("draw", "--thread", "g1", "--format", "ascii", "--store", store)
     assert drawn.returncode == 0, drawn.stderr
