@@ -39,6 +39,7 @@ def test_public_names_are_exported() -> None:
             "ToolRegistry",
             "ToolUsage",
             "aexecute_call",
+            "as_tool",
             "execute_call",
             "from_langchain",
             "mcp_tools",
