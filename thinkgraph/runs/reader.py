@@ -424,11 +424,29 @@ def without_chain(found: CheckpointTuple) -> StateSnapshot:
     )
     values = dict(found.checkpoint.get("channel_values", {}))
     values.pop("chain", None)
+    values.update(_outcome(writes, errors))
     created = found.checkpoint.get("ts")
     following = () if values.get("run") is not None else next_nodes(found.checkpoint)
     return StateSnapshot(
         values, following, found.config, found.metadata, created, None, failed, tuple(interrupts)
     )
+
+
+_OUTCOME = ("run", "answer")
+"""What finalize writes that says how a run ended (plain channels: the last write is the value)."""
+
+
+def _outcome(writes: dict[str, dict[str, Any]], errors: dict[str, Exception]) -> dict[str, Any]:
+    """The run's outcome among the latest checkpoint's pending writes, if finalize wrote it.
+
+    A process killed after finalize's writes were stored and before the checkpoint after
+    them leaves the outcome there. A full read applies it (LangGraph's `get_state` does),
+    so every other reader applies it too: the run is done everywhere, or nowhere.
+    """
+    for task, written in writes.items():
+        if task not in errors and written.get("run") is not None:
+            return {key: written[key] for key in _OUTCOME if key in written}
+    return {}
 
 
 def _kept(writes: dict[str, Any]) -> dict[str, Any]:
