@@ -16,11 +16,9 @@ and everything else strictly:
   rule decides where a thought, an action input and a final answer end; a final answer is
   therefore cut at a later line-start key, so protocol lines the model kept writing after
   its answer never leak into the answer.
-- ``<think>…</think>`` and ``<thinking>…</thinking>`` blocks are removed first; their
-  text becomes the thought when the reply has no other. An unclosed ``<think>`` tag is
-  dropped and the text after it parsed as usual (models that forget to close the tag
-  still write their Action), and a ``</think>`` with no opening tag (chat templates that
-  open the block in the prompt) marks everything before it as reasoning.
+- Reasoning blocks (``<think>…</think>`` and the like) are already out
+  (`thinkgraph.policies.textcalls._reasoning`); their text becomes the thought when the
+  reply has no other.
 - Everything from the first line-start ``Observation:`` after an Action or Final Answer
   is ignored: the model hallucinated the tool's result.
 - When a reply has both an Action and a Final Answer, the one that appears first wins;
@@ -44,19 +42,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from thinkgraph.policies._react_format import (
-    EXPECTED,
-    FINAL_FORMAT,
-    REPLY_FORMAT,
-    feedback,
-    json_agent_feedback,
-)
+from thinkgraph.policies._react_format import EXPECTED, feedback, json_agent_feedback
 from thinkgraph.policies._react_input import missing_input, read_input
 from thinkgraph.policies._react_name import read_action
 from thinkgraph.policies.base import Decision
+from thinkgraph.policies.textcalls._common import Reply
 from thinkgraph.state import ToolCall
 
-__all__ = ["FINAL_FORMAT", "REPLY_FORMAT", "parse_react"]
+__all__ = ["read_react"]
 
 # Possessive quantifiers (`*+`, `?+`) keep the match linear: a line of a million spaces
 # must not make the engine retry every split between the optional parts.
@@ -72,8 +65,6 @@ _KEY = re.compile(
     r"(?(bold)(?:\*{1,2}|_{1,2})?+)",
     re.IGNORECASE | re.MULTILINE,
 )
-
-_THINK_TAG = re.compile(r"<(/?)think(?:ing)?[ \t]*>", re.IGNORECASE)
 
 _FENCE = re.compile(r"`{3,}")
 
@@ -93,64 +84,36 @@ class _Section:
     text: str
 
 
-def parse_react(text: str) -> Decision:
-    """Parse a ReAct text reply into a `Decision`. Never raises on a string.
-
-    Args:
-        text: The reply as the model wrote it.
+def read_react(reply: Reply) -> tuple[Decision, bool]:
+    """Read a reply (its reasoning blocks already out) as ReAct; never raises.
 
     Returns:
-        A "tool_calls" decision with exactly one call, a "final" decision with a non-empty
-        answer, or an "error" decision whose `error` is feedback for the model.
+        The decision — a "tool_calls" decision with exactly one call, a "final" decision
+        with a non-empty answer, or an "error" decision whose `error` is feedback for the
+        model — and whether the reply held an ``Action:`` or ``Final Answer:`` at all (when
+        it did not, other formats may still read it; the error is the last word).
 
     Example:
-        >>> d = parse_react('Thought: add\\nAction: add\\nAction Input: {"a": 1, "b": 2}')
+        >>> from thinkgraph.policies.textcalls._reasoning import split_reasoning
+        >>> d, _ = read_react(split_reasoning('Action: add\\nAction Input: {"a": 1, "b": 2}'))
         >>> d.kind, d.tool_calls[0].name, d.tool_calls[0].args
         ('tool_calls', 'add', {'a': 1, 'b': 2})
     """
-    body, reasoning, unclosed = _strip_think(text if isinstance(text, str) else "")
+    body = reply.body
     sections, preamble = _sections(body)
     decisive = next((s for s in sections if s.key in _DECISIVE), None)
-    thought = _thought(sections, decisive, preamble, reasoning)
+    thought = _thought(sections, decisive, preamble, reply.reasoning)
     if decisive is None:
-        return _error(_no_decision_feedback(body, unclosed), thought)
+        return _error(_no_decision_feedback(body, reply.unclosed), thought), False
     if decisive.key == "final_answer":
         answer = decisive.text.strip()
         if not answer:
-            return _error(_EMPTY_ANSWER, thought)
-        return Decision(kind="final", thought=thought, answer=answer)
-    return _action_decision(sections, decisive, thought)
+            return _error(_EMPTY_ANSWER, thought), True
+        return Decision(kind="final", thought=thought, answer=answer), True
+    return _action_decision(sections, decisive, thought), True
 
 
 # -- reading the reply ----------------------------------------------------------------------
-
-
-def _strip_think(text: str) -> tuple[str, str, bool]:
-    """Remove reasoning blocks; return (body, their text, whether a block was left open)."""
-    body: list[str] = []
-    reasoning: list[str] = []
-    pos = 0
-    open_at: int | None = None
-    for tag in _THINK_TAG.finditer(text):
-        closing = tag.group(1) == "/"
-        if open_at is None and not closing:
-            body.append(text[pos : tag.start()])
-            open_at = tag.end()
-        elif open_at is not None and closing:
-            reasoning.append(text[open_at : tag.start()])
-            open_at = None
-            pos = tag.end()
-        elif closing:
-            # A closing tag with no opener: the template opened the block in the prompt.
-            reasoning.append(text[pos : tag.start()])
-            pos = tag.end()
-        # A nested opening tag inside an open block is part of the reasoning.
-    if open_at is not None:
-        body.append(text[open_at:])
-    else:
-        body.append(text[pos:])
-    thought = "\n".join(r.strip() for r in reasoning if r.strip())
-    return "".join(body), thought, open_at is not None
 
 
 def _sections(body: str) -> tuple[list[_Section], str]:

@@ -1,0 +1,246 @@
+"""What every format reader shares: the reply it reads, and how found calls become a Decision.
+
+A format reader finds calls as the model wrote them (`Found`: a name and arguments, not yet
+checked) and hands them to `calls`, the one place that decides whether they are calls a run
+can make: a name that is a tool name, arguments that are one object. Anything else is an
+error decision whose feedback says what was wrong — never a call to a tool named like a
+sentence, never arguments read from somewhere else.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from thinkgraph.policies._react_format import feedback, quoted
+from thinkgraph.policies.base import Decision
+from thinkgraph.state import ToolCall
+
+__all__ = [
+    "NOT_A_VALUE",
+    "TOOL_NAME",
+    "Found",
+    "Reply",
+    "answer",
+    "call_shaped",
+    "calls",
+    "error",
+    "json_prefix",
+    "literal",
+    "load_value",
+]
+
+TOOL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_-]{0,63}")
+"""What a tool name may be (the same rule the ReAct ``Action:`` line follows)."""
+
+MAX_LITERAL = 200_000
+"""The longest text read as a Python literal: Python's parser is not linear in every input."""
+
+NOT_A_VALUE: Any = object()
+"""What `load_value` and `literal` give back for text that is not a value."""
+
+_DECODER = json.JSONDecoder(strict=False)  # raw newlines and tabs inside strings are fine
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A reply, with its reasoning blocks taken out (see `textcalls._reasoning`)."""
+
+    text: str
+    """The reply as the model wrote it."""
+    body: str
+    """The reply without its reasoning blocks: where calls and answers are read."""
+    reasoning: str
+    """The text of the reasoning blocks, kept as the thought when there is no other."""
+    unclosed: bool = False
+    """A reasoning block was opened and never closed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One call as a format wrote it: a name and its arguments, not yet checked."""
+
+    name: Any
+    args: Any = None
+    """A dict, a JSON (or Python-literal) text holding one, or None for no arguments."""
+
+
+def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
+    """The decision to make every call in `found`, in order, or feedback for the first bad one.
+
+    Args:
+        found: The calls as read; at least one.
+        thought: The reasoning that goes with them.
+        where: How the format is named in feedback, e.g. ``"<tool_call>"``.
+    """
+    made: list[ToolCall] = []
+    for one in found:
+        name = one.name.strip() if isinstance(one.name, str) else one.name
+        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+            shown = quoted(name) if isinstance(name, str) else quoted(json.dumps(name, default=str))
+            return error(
+                f"Your {where} named the tool {shown}, which is not a tool name. Name one of "
+                "your tools, with its arguments as one JSON object.",
+                thought,
+            )
+        args = _arguments(one.args)
+        if args is NOT_A_VALUE or not isinstance(args, dict):
+            return error(
+                f"The arguments of your {where} for {name!r} were not one JSON object. Write "
+                'them as one object that names each argument, e.g. {"name": "value"}.',
+                thought,
+            )
+        made.append(ToolCall(name=name, args=args))
+    return Decision(kind="tool_calls", thought=thought, tool_calls=made)
+
+
+def answer(text: str, thought: str, where: str) -> Decision:
+    """A final answer, or feedback when it is empty."""
+    text = text.strip()
+    if not text:
+        return error(f"Your {where} was empty. Write the answer itself.", thought)
+    return Decision(kind="final", thought=thought, answer=text)
+
+
+def error(message: str, thought: str) -> Decision:
+    """Feedback for the model: what was wrong, then the expected format."""
+    return Decision(kind="error", thought=thought, error=feedback(message))
+
+
+def call_shaped(value: Any, *, strict: bool) -> list[Found] | None:
+    """The calls in a parsed JSON value, or None when it is not shaped like calls.
+
+    Reads ``{"name", "arguments"}`` (or ``"parameters"``), OpenAI's ``{"type": "function",
+    "function": {...}}`` wrapper, and a list of them. With `strict`, an object must have
+    both a name and arguments to count (a bare JSON reply may be an answer that happens to
+    have a "name" key); without it, a missing arguments key means none.
+    """
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        return None
+    found: list[Found] = []
+    for item in items:
+        one = _one_call(item, strict=strict)
+        if one is None:
+            return None
+        found.append(one)
+    return found
+
+
+def _one_call(item: Any, *, strict: bool) -> Found | None:
+    if not isinstance(item, dict):
+        return None
+    inner = item.get("function")
+    if isinstance(inner, dict) and item.get("type", "function") == "function":
+        item = inner
+    if "name" not in item:
+        return None
+    keys = [k for k in ("arguments", "parameters") if k in item]
+    if not keys:
+        return None if strict else Found(item["name"], {})
+    extra = set(item) - {"name", "arguments", "parameters", "id", "type"}
+    if strict and extra:
+        return None  # an object with other fields is data, not a call
+    return Found(item["name"], item[keys[0]])
+
+
+def _arguments(args: Any) -> Any:
+    if args is None:
+        return {}
+    if isinstance(args, str):
+        stripped = args.strip()
+        if not stripped:
+            return {}
+        return load_value(stripped)
+    return args
+
+
+def load_value(text: str) -> Any:
+    """A JSON value that is all of `text` (read leniently), else a Python literal, else NOT_A_VALUE.
+
+    Python-literal quoting (``{'city': 'Rome'}``, ``True``, ``None``) is what some models
+    write inside their call tags; JSON's ``true``/``false``/``null`` are read in it too.
+    """
+    text = text.strip()
+    try:
+        value, end = _DECODER.raw_decode(text)
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    else:
+        if not text[end:].strip():
+            return value
+    if len(text) > MAX_LITERAL:
+        return NOT_A_VALUE
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return NOT_A_VALUE
+    return literal(tree.body)
+
+
+def json_prefix(text: str, start: int = 0) -> tuple[Any, int] | None:
+    """The JSON value that starts at `start` and where it ends, or None; text after it is left."""
+    try:
+        return _DECODER.raw_decode(text, start)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+
+
+_NAMED_CONSTANTS = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+}
+
+
+def literal(node: ast.AST) -> Any:
+    """The value of a Python literal expression (JSON's constants allowed), else NOT_A_VALUE.
+
+    Only literals are read — never a name, a call or an operator other than a sign — so
+    nothing a model wrote is evaluated.
+    """
+    try:
+        return _literal(node)
+    except (_NotLiteral, RecursionError):
+        return NOT_A_VALUE
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class _NotLiteral(Exception):
+    pass
+
+
+def _literal(node: ast.AST) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(
+        node.value, (str, int, float, bool, type(None))
+    ):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in _NAMED_CONSTANTS:
+        return _NAMED_CONSTANTS[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _literal(node.operand)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value if isinstance(node.op, ast.USub) else value
+        raise _NotLiteral
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_literal(item) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:
+                raise _NotLiteral  # `**spread`
+            name = _literal(key)
+            if not isinstance(name, str):
+                raise _NotLiteral
+            out[name] = _literal(value)
+        return out
+    raise _NotLiteral
