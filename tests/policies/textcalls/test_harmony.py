@@ -200,6 +200,8 @@ def test_stripped_analysis_is_the_thought() -> None:
         pytest.param("<|channel|>" * 20_000, id="many-channels"),
         pytest.param("<|message|>" * 20_000, id="many-messages"),
         pytest.param("<|start|>assistant to=" * 10_000, id="many-headers"),
+        pytest.param("<|start|>" + "a<|constrain|>" * 8_000, id="many-constrains"),
+        pytest.param("<|channel|>analysis<|message|>" + "x<|constrain|>" * 8_000, id="many-pieces"),
         pytest.param("analysis" + "assistantfinal" * 7_000, id="many-stripped-finals"),
         pytest.param(
             "<|channel|>commentary to=functions.x<|message|>" + "{" * 100_000, id="deep-braces"

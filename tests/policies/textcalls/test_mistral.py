@@ -125,6 +125,7 @@ def test_a_json_answer_without_the_token_is_not_a_call() -> None:
     "text",
     [
         pytest.param("[TOOL_CALLS]" * 10_000, id="many-tokens"),
+        pytest.param("[TOOL_CALLS]" + "</s>" * 25_000, id="many-end-tokens"),
         pytest.param("[TOOL_CALLS] " + "[" * 100_000, id="deep-list"),
         pytest.param("[TOOL_CALLS]x[ARGS]" + "{" * 100_000, id="deep-arguments"),
         pytest.param("[TOOL_CALLS]" + "[ARGS]" * 20_000, id="many-args-tokens"),

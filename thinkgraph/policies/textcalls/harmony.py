@@ -80,26 +80,21 @@ def read(reply: Reply) -> Decision | None:
 
 
 class _Reader:
-    """Reads harmony's tokens one after another into messages; text outside them is loose."""
+    """Reads harmony's tokens one after another into messages; text outside them is loose.
+
+    Each part (role, channel, content) is kept as a list of pieces and joined once, so a
+    reply of many tokens is read in linear time.
+    """
 
     def __init__(self) -> None:
         self.messages: list[_Message] = []
         self.loose: list[str] = []
         self.state = "outside"  # or "role", "channel", "content"
-        self.role = ""
-        self.channel = ""
-        self.content = ""
-
-    def text(self, text: str) -> None:
-        """Text between two tokens, added to what is being read."""
-        if self.state == "outside":
-            self.loose.append(text)
-        elif self.state == "role":
-            self.role += text
-        elif self.state == "channel":
-            self.channel += text
-        else:
-            self.content += text
+        self.role: list[str] = []
+        self.channel: list[str] = []
+        self.content: list[str] = []
+        self.current = self.loose
+        """Where text between tokens goes: the part being read."""
 
     def token(self, name: str) -> None:
         """A special token: it opens a header part, the content, or ends the message."""
@@ -107,32 +102,36 @@ class _Reader:
             if self.state == "content":
                 self.finish()
             if name == "start" or self.state not in ("role", "channel"):
-                self.role = ""
+                self.role = []
+            self.channel = []
             self.state = "role" if name == "start" else "channel"
-            self.channel = ""
+            self.current = self.role if name == "start" else self.channel
         elif name == "constrain":
-            self.text(" " if self.state in ("role", "channel") else "")
+            if self.state in ("role", "channel"):
+                self.current.append(" ")
         elif name == "message":
             if self.state != "content":
-                self.state, self.content = "content", ""
+                self.state, self.content = "content", []
+                self.current = self.content
         elif self.state == "content":
             self.finish()
         else:
-            self.state = "outside"  # an end token after a header with no message
+            self.state, self.current = "outside", self.loose  # an end token after a header
 
     def finish(self) -> None:
         """The message being read is complete (or the reply ended inside it)."""
-        header = f"{self.role} {self.channel}"
-        found = _RECIPIENT.search(header)
-        words = self.channel.split()
+        channel = "".join(self.channel)
+        found = _RECIPIENT.search(f"{''.join(self.role)} {channel}")
+        words = channel.split(maxsplit=1)
         self.messages.append(
             _Message(
                 channel=words[0] if words else "",
                 recipient=found.group(1) if found else None,
-                content=self.content,
+                content="".join(self.content),
             )
         )
-        self.state, self.role, self.channel, self.content = "outside", "", "", ""
+        self.state, self.role, self.channel, self.content = "outside", [], [], []
+        self.current = self.loose
 
 
 def _token_messages(body: str) -> tuple[list[_Message], str]:
@@ -140,10 +139,10 @@ def _token_messages(body: str) -> tuple[list[_Message], str]:
     reader = _Reader()
     pos = 0
     for token in _TOKEN.finditer(body):
-        reader.text(body[pos : token.start()])
+        reader.current.append(body[pos : token.start()])
         reader.token(token.group(1))
         pos = token.end()
-    reader.text(body[pos:])
+    reader.current.append(body[pos:])
     if reader.state == "content":
         reader.finish()  # the reply stopped before the message's end token
     return reader.messages, "".join(reader.loose)

@@ -67,9 +67,7 @@ def read(reply: Reply) -> Decision | None:
 
 def _segment(segment: str) -> list[Found] | str:
     """The calls written after one ``[TOOL_CALLS]``, or feedback saying what was wrong."""
-    text = segment.strip()
-    while text.endswith(_EOS):
-        text = text[: -len(_EOS)].rstrip()
+    text = segment.strip().removesuffix(_EOS).rstrip()
     if not text:
         return []
     if text[0] in "[{" and not text.startswith((_ARGS, _CALL_ID)):
