@@ -217,7 +217,7 @@ def _decide(messages: list[_Message], loose: str, reply: Reply) -> Decision:
     if decided:
         return react
     return error(
-        "Your reply had reasoning (the analysis channel) but no tool call and no final answer.",
+        "Your reply held only reasoning or a preamble: no tool call and no final answer.",
         thought,
     )
 
@@ -235,7 +235,7 @@ def _thought(messages: list[_Message], reply: Reply, loose: str) -> str:
     parts = [
         m.content.strip()
         for m in messages
-        if m.recipient is None and m.channel not in ("final",) and m.content.strip()
+        if m.recipient is None and m.channel != "final" and m.content.strip()
     ]
     return "\n".join(parts) or reply.reasoning or loose.strip()
 
