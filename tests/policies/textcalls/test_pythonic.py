@@ -49,9 +49,7 @@ CALL_CASES = [
     ),
     pytest.param("[get_time()]", Call("get_time", {}), id="no-arguments"),
     pytest.param('[calculator(expression="2+2")]', CALC, id="calculator"),
-    pytest.param(
-        '<think>Rome, then.</think>\n[get_weather(city="Rome")]', ROME, id="after-think"
-    ),
+    pytest.param('<think>Rome, then.</think>\n[get_weather(city="Rome")]', ROME, id="after-think"),
 ]
 
 NEGATIVE_CASES = [
@@ -65,14 +63,15 @@ NEGATIVE_CASES = [
         Final("Sunny."),
         id="drafted-in-think",
     ),
+    pytest.param(
+        'Final Answer: <|python_start|>[get_weather(city="Rome")]<|python_end|>',
+        Final('<|python_start|>[get_weather(city="Rome")]<|python_end|>'),
+        id="python-start-shown-in-a-final-answer",
+    ),
     pytest.param("max(3, 4)", Error("name each argument"), id="positional-arguments"),
     pytest.param('[get_weather("Rome")]', Error("name each argument"), id="positional-in-a-list"),
-    pytest.param(
-        "[get_weather(city=CITY)]", Error("not a value"), id="argument-not-a-literal"
-    ),
-    pytest.param(
-        "[get_weather(city=input())]", Error("not a value"), id="argument-is-a-call"
-    ),
+    pytest.param("[get_weather(city=CITY)]", Error("not a value"), id="argument-not-a-literal"),
+    pytest.param("[get_weather(city=input())]", Error("not a value"), id="argument-is-a-call"),
     pytest.param("[get_weather(**opts)]", Error("name each argument"), id="spread-arguments"),
     pytest.param(
         '<|python_start|>[get_weather(city="Rome"]<|python_end|>',
@@ -124,7 +123,7 @@ def test_the_preamble_is_the_thought() -> None:
         pytest.param("[" * 100_000, id="deep-list"),
         pytest.param("(" * 100_000, id="deep-parentheses"),
         pytest.param("[f(a=1), " * 10_000 + "]", id="many-calls-unclosed"),
-        pytest.param("[f(a=1)" + ", f(a=1)" * 10_000 + "]", id="many-calls"),
+        pytest.param("[f(a=1)" + ", f(a=1)" * 2_000 + "]", id="many-calls"),
         pytest.param("<|python_start|>" * 6_000, id="many-python-starts"),
         pytest.param("f(" + "a=1, " * 20_000 + ")", id="many-arguments"),
         pytest.param(" " * 100_000 + "f()", id="spaces"),
