@@ -50,7 +50,7 @@ MARKED_CASES = [
         id="python-tag-stringified-arguments",
     ),
     pytest.param(
-        "Let me check the weather first.\n" f"<|python_tag|>{_ROME_JSON}<|eom_id|>",
+        f"Let me check the weather first.\n<|python_tag|>{_ROME_JSON}<|eom_id|>",
         ROME,
         id="python-tag-after-preamble",
     ),
@@ -71,9 +71,7 @@ MARKED_CASES = [
         id="custom-function-tags-several",
     ),
     pytest.param("<function=get_time>{}</function>", Call("get_time", {}), id="custom-no-args"),
-    pytest.param(
-        '<function=get_weather>{"city": "Rome"}', ROME, id="custom-function-tag-unclosed"
-    ),
+    pytest.param('<function=get_weather>{"city": "Rome"}', ROME, id="custom-function-tag-unclosed"),
 ]
 
 UNMARKED_CASES = [
@@ -83,8 +81,7 @@ UNMARKED_CASES = [
     ),
     pytest.param(f"  \n{_ROME_JSON}\n<|eot_id|>", ROME, id="bare-json-with-stop-token"),
     pytest.param(
-        '{"type": "function", "function": {"name": "get_weather", '
-        '"parameters": {"city": "Rome"}}}',
+        '{"type": "function", "function": {"name": "get_weather", "parameters": {"city": "Rome"}}}',
         ROME,
         id="openai-wrapper",
     ),
@@ -200,6 +197,25 @@ def test_qwen3_coder_xml_is_left_to_its_reader() -> None:
         "</function>\n</tool_call>"
     )
     assert llama.read_marked(reply) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            'Action: render\nAction Input: {"html": "<function=f>x</function>"}',
+            Call("render", {"html": "<function=f>x</function>"}),
+            id="function-tag-inside-an-action-input",
+        ),
+        pytest.param(
+            'Action: search\nAction Input: {"query": "what is <|python_tag|>?"}',
+            Call("search", {"query": "what is <|python_tag|>?"}),
+            id="python-tag-inside-an-action-input",
+        ),
+    ],
+)
+def test_markers_inside_react_text_are_react(text: str, expected: Expected) -> None:
+    check(parse(text), expected)
 
 
 def test_the_preamble_is_the_thought() -> None:
