@@ -42,7 +42,8 @@ TOOL_CODE_CASES = [
         id="two-tool-code-blocks",
     ),
     pytest.param(
-        "```tool_code\nprint(default_api.edit_file(\n    path=\"a.md\",\n    overwrite=True,\n))\n```",
+        '```tool_code\nprint(default_api.edit_file(\n    path="a.md",\n    overwrite=True,\n))'
+        "\n```",
         Call("edit_file", {"path": "a.md", "overwrite": True}),
         id="tool-code-call-over-lines",
     ),
@@ -52,9 +53,7 @@ TOOL_CODE_CASES = [
         ROME,
         id="stops-at-invented-tool-outputs",
     ),
-    pytest.param(
-        'print(default_api.get_weather(city="Rome"))', ROME, id="print-default-api-bare"
-    ),
+    pytest.param('print(default_api.get_weather(city="Rome"))', ROME, id="print-default-api-bare"),
     pytest.param(
         'Checking.\ndefault_api.get_weather(city="Rome")<end_of_turn>',
         ROME,
@@ -126,9 +125,14 @@ NEGATIVE_CASES = [
         id="functiongemma-drafted-in-think",
     ),
     pytest.param(
-        "Final Answer: Use it like this:\n```tool_code\nget_weather(city=\"Rome\")\n```",
+        'Final Answer: Use it like this:\n```tool_code\nget_weather(city="Rome")\n```',
         Final('Use it like this:\n```tool_code\nget_weather(city="Rome")\n```'),
         id="tool-code-shown-in-a-final-answer",
+    ),
+    pytest.param(
+        "Final Answer: Call it as\nprint(default_api.get_weather(city='Rome'))",
+        Final("Call it as\nprint(default_api.get_weather(city='Rome'))"),
+        id="default-api-shown-in-a-final-answer",
     ),
     pytest.param(
         f"<start_function_call>call:get weather{{city:{E}Rome{E}}}<end_function_call>",
@@ -159,7 +163,7 @@ NEGATIVE_CASES = [
         id="tool-code-malformed",
     ),
     pytest.param(
-        '```tool_code\nprint(default_api.get_weather(city=CITY))\n```',
+        "```tool_code\nprint(default_api.get_weather(city=CITY))\n```",
         Error("not a value"),
         id="tool-code-argument-not-a-literal",
     ),
