@@ -146,13 +146,18 @@ NEGATIVE_CASES = [
         id="python-tag-code-not-a-call",
     ),
     pytest.param(
+        '<|python_tag|>{"name": "Alice", "age": 30}',
+        Error('it was JSON, but not an object with the tool\'s "name"'),
+        id="python-tag-json-data-not-a-call",
+    ),
+    pytest.param(
         "<function=get_weather>city is Rome</function>",
         Error("not one JSON object"),
         id="custom-function-prose-arguments",
     ),
     pytest.param(
         '{"name": "get_weather", "parameters": {"city": "Rome"}',
-        Error("not valid JSON"),
+        Error("not valid JSON: Expecting ',' delimiter"),
         id="bare-json-call-malformed",
     ),
     pytest.param(
@@ -189,6 +194,18 @@ def test_llama_reply(text: str, expected: Expected) -> None:
 )
 def test_a_json_answer_is_never_a_call(text: str) -> None:
     assert parse(text).kind != "tool_calls"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "Alice", "age": 30}',
+        "{'name': 'Alice', 'age': 30}",
+        '{"name": "get_weather", "parameters": {}} is the call I would make.',
+    ],
+)
+def test_a_json_answer_is_left_to_the_other_readers(text: str) -> None:
+    assert llama.read_unmarked(split_reasoning(text)) is None
 
 
 def test_qwen3_coder_xml_is_left_to_its_reader() -> None:

@@ -24,6 +24,16 @@ CALL_CASES = [
     pytest.param('get_weather(city="Rome")', ROME, id="call-outside-a-list"),
     pytest.param('\n  [get_weather(city="Rome")]  \n<|eot_id|>', ROME, id="stop-token-after"),
     pytest.param(
+        "get_weather(city=\"Rome\"); search(query='x')",
+        Calls(ROME, Call("search", {"query": "x"})),
+        id="semicolon-separated",
+    ),
+    pytest.param(
+        "get_weather(city=\"Rome\")\nsearch(query='x')",
+        Calls(ROME, Call("search", {"query": "x"})),
+        id="one-per-line",
+    ),
+    pytest.param(
         '<|python_start|>[get_weather(city="Rome")]<|python_end|>', ROME, id="llama4-python-tokens"
     ),
     pytest.param(
@@ -101,6 +111,10 @@ def test_pythonic_reply(text: str, expected: Expected) -> None:
         pytest.param('[get_weather(city="Rome")] is what I would call.', id="call-in-a-sentence"),
         pytest.param("[get_weather(city='Rome'), 3]", id="a-list-not-only-of-calls"),
         pytest.param("get_weather(city='Rome') + 1", id="an-expression"),
+        pytest.param("Yes (definitely)", id="prose-shaped-like-a-call"),
+        pytest.param("f(x)", id="a-call-with-a-name-for-argument"),
+        pytest.param("x = f(a=1)\nf(a=x)", id="python-code"),
+        pytest.param("[get_weather(city='Rome')]\nget_time()", id="a-list-and-a-call"),
     ],
 )
 def test_not_a_pythonic_call(text: str) -> None:

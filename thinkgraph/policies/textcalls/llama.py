@@ -6,7 +6,9 @@ Marked formats (`read_marked`), from Meta's Llama 3.1 prompt-format documentatio
 - ``<|python_tag|>{"name": "get_weather", "parameters": {"city": "Rome"}}<|eom_id|>``: a JSON
   call after the tag, ``"parameters"`` or ``"arguments"``, the stop token (``<|eom_id|>``,
   ``<|eot_id|>``) there or not. Several calls are separated by ``;`` (a repeated tag between
-  them is read the same). Python-dict quoting (``{'name': …}``) is read too.
+  them is read the same). Python-dict quoting (``{'name': …}``) is read too. After the tag
+  the arguments may be left out (a call without any), but an object with other fields
+  (``{"name": "Alice", "age": 30}``) is data, not a call: feedback.
 - Built-in tools after the tag: ``<|python_tag|>brave_search.call(query="…")`` is a call to
   ``brave_search``; a pythonic list (`thinkgraph.policies.textcalls.pythonic`) is read as well.
   Anything else after the tag — the code interpreter's Python, a malformed object — is
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from thinkgraph.policies.base import Decision
@@ -108,11 +111,11 @@ def read_unmarked(reply: Reply) -> Decision | None:
         text = text.strip()
     if not text.startswith(("{", "[")):
         return None
-    found = _json_calls(text, strict=True) or _literal_calls(text, strict=True)
+    found = _json_calls(text, _strict) or _literal_calls(text, _strict)
     if found is None:
-        if _CALL_START.match(text):
+        if _CALL_START.match(text) and _unreadable(text):
             return error(
-                f"Your reply looked like a JSON tool call but was not valid JSON: "
+                f"Your reply looked like a JSON tool call but could not be read: "
                 f"{_json_problem(text)}. Write the call as one JSON object, e.g. {_EXAMPLE}.",
                 thought,
             )
@@ -133,7 +136,7 @@ def _python_tag(reply: Reply, at: int) -> Decision:
     where = f"{PYTHON_TAG} call"
     if not payload:
         return error(f"Your {PYTHON_TAG} was not followed by a call, e.g. {_EXAMPLE}.", thought)
-    found = _json_calls(payload, strict=False) or _literal_calls(payload, strict=False)
+    found = _json_calls(payload, _tagged) or _literal_calls(payload, _tagged)
     if found is not None:
         return calls(found, thought, where)
     pythonic = parse_calls(payload, method="call")
@@ -171,8 +174,28 @@ def _function_tags(reply: Reply, first: re.Match[str]) -> Decision | None:
 # -- JSON calls ---------------------------------------------------------------------------------
 
 
-def _json_calls(text: str, *, strict: bool) -> list[Found] | None:
-    """The calls when all of `text` is JSON calls separated by ``;`` or white space."""
+def _strict(value: Any) -> list[Found] | None:
+    """The calls in a JSON value written as the whole reply: name and arguments, no more."""
+    return call_shaped(value, strict=True)
+
+
+def _tagged(value: Any) -> list[Found] | None:
+    """The calls in a JSON value after ``<|python_tag|>``: the arguments may be left out.
+
+    An object with other fields (``{"name": "Alice", "age": 30}``) is still data, not a call.
+    """
+    items = value if isinstance(value, list) else [value]
+    return call_shaped([_with_arguments(item) for item in items], strict=True)
+
+
+def _with_arguments(item: Any) -> Any:
+    if isinstance(item, dict) and not {"arguments", "parameters", "function"} & set(item):
+        return {**item, "parameters": {}}
+    return item
+
+
+def _json_calls(text: str, shape: Callable[[Any], list[Found] | None]) -> list[Found] | None:
+    """The calls when all of `text` is JSON values, each `shape`d as calls, split by ``;``."""
     found: list[Found] = []
     at = 0
     while True:
@@ -183,43 +206,52 @@ def _json_calls(text: str, *, strict: bool) -> list[Found] | None:
         if parsed is None:
             return None
         value, at = parsed
-        shaped = call_shaped(value, strict=strict)
+        shaped = shape(value)
         if shaped is None:
             return None
         found.extend(shaped)
 
 
-def _literal_calls(text: str, *, strict: bool) -> list[Found] | None:
+def _literal_calls(text: str, shape: Callable[[Any], list[Found] | None]) -> list[Found] | None:
     """The calls when `text` is Python-literal calls (``{'name': …}``), whole or ``;``-split."""
     if not _OBJECT_START.match(text) or too_dense(text):
         return None  # not objects (a pythonic list is read by its own reader), or too many
-    whole = _shaped(load_value(text), strict=strict)
+    whole = _shaped(load_value(text), shape)
     if whole is not None or ";" not in text:
         return whole
     found: list[Found] = []
     for part in text.split(";"):
         if not part.strip():
             continue
-        shaped = _shaped(load_value(part), strict=strict)
+        shaped = _shaped(load_value(part), shape)
         if shaped is None:
             return None
         found.extend(shaped)
     return found or None
 
 
-def _shaped(value: Any, *, strict: bool) -> list[Found] | None:
-    return None if value is NOT_A_VALUE else call_shaped(value, strict=strict)
+def _shaped(value: Any, shape: Callable[[Any], list[Found] | None]) -> list[Found] | None:
+    return None if value is NOT_A_VALUE else shape(value)
+
+
+def _unreadable(text: str) -> bool:
+    """Whether `text` is neither a JSON value nor a Python literal: a call written wrong."""
+    if json_prefix(text, 0) is not None:
+        return False
+    return too_dense(text) or load_value(text) is NOT_A_VALUE
 
 
 def _json_problem(text: str) -> str:
-    """Why `text` is not one JSON value, as the JSON decoder says it."""
+    """Why `text` is not JSON calls: what the JSON decoder says, or that it is not a call."""
     try:
         _, end = _DECODER.raw_decode(text)
     except json.JSONDecodeError as exc:
-        return f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
+        return f"it was not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
     except RecursionError:
         return "it was nested too deeply"
-    return f"there was more text after the JSON value, at character {end + 1}"
+    if text[end:].strip():
+        return f"there was more text after the JSON value, at character {end + 1}"
+    return 'it was JSON, but not an object with the tool\'s "name" and its "parameters"'
 
 
 # -- fences -----------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ Formats read:
 - A whole reply that is a list of calls, ``[get_weather(city="Rome"), search(query='x')]``
   — the format Meta's Llama 3.2 and Llama 4 prompt-format documentation gives for zero-shot
   function calling, and the one vLLM's ``pythonic`` and ``llama4_pythonic`` tool parsers read.
-  One call outside a list, ``get_weather(city="Rome")``, is read the same way.
+  One call outside a list, ``get_weather(city="Rome")``, is read the same way, and so are
+  calls one per line or separated by ``;`` (the shapes vLLM's parser notes Llama 3.2 writes).
 - Llama 4's ``<|python_start|>…<|python_end|>`` around the list (vLLM's ``llama4_pythonic``
   parser drops these tokens); text before it is the thought, and the end token may be missing.
   Several such blocks are every call in them, in order.
@@ -14,8 +15,10 @@ Rules:
 
 - The text is parsed with `ast`, never evaluated. Arguments must be named (``city="Rome"``)
   and their values literals (`_common.literal`: strings, numbers, true/false/null in Python
-  or JSON spelling, lists, dicts). A positional argument, a ``**spread`` or a value that is a
-  name or an expression is feedback — never a call with made-up argument names.
+  or JSON spelling, lists, dicts). A positional literal (``get_weather("Rome")``), a
+  ``**spread`` or a named argument whose value is a name or an expression is feedback — never
+  a call with made-up argument names. A positional argument that is not a literal
+  (``f(x)``, ``Yes (definitely)``) makes the text code or prose, not a call: None.
 - A tool name is a plain name. A dotted name (``math.sqrt(x=2)``) is not read here: Gemma's
   ``default_api.NAME`` is `thinkgraph.policies.textcalls.gemma`'s, and Llama 3.1's built-in
   ``brave_search.call(…)`` is `thinkgraph.policies.textcalls.llama`'s.
@@ -23,7 +26,7 @@ Rules:
   ``<|eot_id|>`` are cut off): a list that holds anything but calls (``[1, 2, 3]``), prose that
   mentions ``f(x)`` or a call inside an expression is not a call. The parser does not know the
   agent's tools, so a whole reply ``print(text="hi")`` is a call to ``print``, which act then
-  reports as a tool the agent does not have; ``print("hi")`` and ``max(3, 4)`` pass their
+  reports as a tool the agent does not have; ``print("hi")`` and ``max(3, 4)`` pass literal
   arguments by position and are feedback.
 """
 
@@ -156,7 +159,7 @@ def too_dense(text: str) -> bool:
 
 
 def parse_calls(text: str, *, method: str | None = None) -> list[Found] | str | None:
-    """The calls when all of `text` is a list of calls or one call.
+    """The calls when all of `text` is a list of calls, or calls one per line or ``;``.
 
     Args:
         text: The text to read, stripped.
@@ -169,24 +172,33 @@ def parse_calls(text: str, *, method: str | None = None) -> list[Found] | str | 
     """
     if not text or len(text) > MAX_LITERAL or not _SHAPE.match(text):
         return None
-    if not text.endswith(("]", ")")) or too_dense(text):
+    if not text.endswith(("]", ")", ";")) or too_dense(text):
         return None
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = ast.parse(text, mode="exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    node = tree.body
-    items: Sequence[ast.expr] = node.elts if isinstance(node, ast.List) else [node]
-    if not items or not all(isinstance(item, ast.Call) for item in items):
+    items = _call_nodes(tree.body)
+    if items is None:
         return None
     found: list[Found] = []
     for item in items:
-        assert isinstance(item, ast.Call)
         one = found_in_call(item, method=method)
         if not isinstance(one, Found):
             return one
         found.append(one)
     return found
+
+
+def _call_nodes(statements: Sequence[ast.stmt]) -> list[ast.Call] | None:
+    """The calls when the statements are one list of calls or calls alone, else None."""
+    values = [s.value if isinstance(s, ast.Expr) else None for s in statements]
+    if len(values) == 1 and isinstance(values[0], ast.List):
+        values = list(values[0].elts)
+    calls_only = [value for value in values if isinstance(value, ast.Call)]
+    if not calls_only or len(calls_only) != len(values):
+        return None
+    return calls_only
 
 
 def found_in_call(
@@ -201,11 +213,14 @@ def found_in_call(
 
     Returns:
         The call; feedback (a str) when an argument is positional or not a value; None when
-        the callee is not a tool name (a dotted name outside `namespace` / `method`).
+        the callee is not a tool name (a dotted name outside `namespace` / `method`) or a
+        positional argument is not a literal (``f(x)`` is code or prose, not a tool call).
     """
     name = _callee(call.func, namespace=namespace, method=method)
     if name is None:
         return None
+    if any(literal(arg) is NOT_A_VALUE for arg in call.args):
+        return None  # `f(x)`, `Yes (definitely)`: code or prose, not a call to a tool
     if call.args or any(keyword.arg is None for keyword in call.keywords):
         return (
             f"Your call to {name!r} passed arguments without their names. A tool's arguments "
