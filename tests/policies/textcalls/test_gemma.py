@@ -184,6 +184,8 @@ def test_gemma_reply(text: str, expected: Expected) -> None:
         pytest.param("You can call: any of them{really}.", id="prose-with-call-colon"),
         pytest.param("The default_api.search(q='x') method is documented.", id="prose-default-api"),
         pytest.param("```python\nprint(2 + 2)\n```", id="python-fence"),
+        pytest.param("```tool_code\nprint(2 + 2)\n```", id="tool-code-that-is-code"),
+        pytest.param("```tool_code\n[1, 2]\n```", id="tool-code-list-of-numbers"),
     ],
 )
 def test_not_a_gemma_call(text: str) -> None:

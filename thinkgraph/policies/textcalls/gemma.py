@@ -12,8 +12,9 @@ Formats read, in this order (the first found decides):
    invented result: nothing from it on is read.
 2. A ```` ```tool_code ```` fenced block, Gemma 3's convention for calls (Google's "Function
    calling with Gemma" guide; LiteRT-LM parses the same): one call per line, as
-   ``print(default_api.NAME(k=v))``, ``default_api.NAME(k=v)`` or ``NAME(k=v)``; every
-   block in the reply, up to a ```` ```tool_outputs ```` block the model invented.
+   ``print(default_api.NAME(k=v))``, ``default_api.NAME(k=v)`` or ``NAME(k=v)``, or a list
+   of calls as the guide's prompt asks (``[NAME(k=v), …]``); every block in the reply, up to
+   a ```` ```tool_outputs ```` block the model invented.
 3. ``print(default_api.NAME(k=v))`` or ``default_api.NAME(k=v)`` at the start of a line,
    without a fence: that line and the rest of the reply are the calls.
 
@@ -279,8 +280,8 @@ def _statements(source: str, where: str) -> list[Found] | str:
     except (ValueError, RecursionError, MemoryError):
         return f"Your {where} could not be read. Write one call per line, e.g. {_PYTHON_EXAMPLE}."
     found: list[Found] = []
-    for statement in tree.body:
-        one = _statement_call(statement)
+    for node in _call_nodes(tree.body):
+        one = _found(node)
         if not isinstance(one, Found):
             return one or (
                 f"Your {where} held something other than tool calls. Write only calls, one "
@@ -290,11 +291,23 @@ def _statements(source: str, where: str) -> list[Found] | str:
     return found or f"Your {where} held no call. Write one, e.g. {_PYTHON_EXAMPLE}."
 
 
-def _statement_call(statement: ast.stmt) -> Found | str | None:
-    """The call a statement makes, unwrapping ``print(…)``; None when it is no call."""
-    if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+def _call_nodes(statements: list[ast.stmt]) -> list[ast.expr | ast.stmt]:
+    """What each statement holds: its expression, or each item of a list of calls."""
+    nodes: list[ast.expr | ast.stmt] = []
+    for statement in statements:
+        value = statement.value if isinstance(statement, ast.Expr) else None
+        if isinstance(value, ast.List) and value.elts:
+            nodes.extend(value.elts)  # `[f(a=1), g(b=2)]`, the prompt-based list format
+        else:
+            nodes.append(value if value is not None else statement)
+    return nodes
+
+
+def _found(node: ast.expr | ast.stmt) -> Found | str | None:
+    """The call a node makes, unwrapping ``print(…)``; None when it is no call."""
+    if not isinstance(node, ast.Call):
         return None
-    call = statement.value
+    call = node
     inner = call.args[0] if len(call.args) == 1 else None
     if (
         isinstance(call.func, ast.Name)
