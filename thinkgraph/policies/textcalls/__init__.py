@@ -54,6 +54,7 @@ MARKED: tuple[Reader, ...] = (
     granite.read,
     cohere.read,
     llama.read_marked,
+    pythonic.read_marked,
     xml_invoke.read,
     hermes.read,
     gemma.read,
