@@ -21,6 +21,7 @@ from thinkgraph.policies.base import Decision
 from thinkgraph.state import ToolCall
 
 __all__ = [
+    "MAX_CALLS",
     "NOT_A_VALUE",
     "TOOL_NAME",
     "Found",
@@ -39,6 +40,9 @@ TOOL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_-]{0,63}")
 
 MAX_LITERAL = 200_000
 """The longest text read as a Python literal: Python's parser is not linear in every input."""
+
+MAX_CALLS = 64
+"""The most calls one reply may make: a round of parallel calls, not a flood of them."""
 
 NOT_A_VALUE: Any = object()
 """What `load_value` and `literal` give back for text that is not a value."""
@@ -77,6 +81,12 @@ def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
         thought: The reasoning that goes with them.
         where: How the format is named in feedback, e.g. ``"<tool_call>"``.
     """
+    if len(found) > MAX_CALLS:
+        return error(
+            f"Your reply held {len(found)} calls in {where}; make at most {MAX_CALLS} calls "
+            "in one reply, and the rest after their results come back.",
+            thought,
+        )
     made: list[ToolCall] = []
     for one in found:
         name = one.name.strip() if isinstance(one.name, str) else one.name
