@@ -21,6 +21,7 @@ from thinkgraph.policies.base import Decision
 from thinkgraph.state import ToolCall
 
 __all__ = [
+    "MAX_CALLS",
     "NOT_A_VALUE",
     "TOOL_NAME",
     "Found",
@@ -36,6 +37,9 @@ __all__ = [
 
 TOOL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_-]{0,63}")
 """What a tool name may be (the same rule the ReAct ``Action:`` line follows)."""
+
+MAX_CALLS = 64
+"""The most calls one reply may make: more is a runaway reply, not a round of calls."""
 
 MAX_LITERAL = 200_000
 """The longest text read as a Python literal: Python's parser is not linear in every input."""
@@ -77,6 +81,12 @@ def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
         thought: The reasoning that goes with them.
         where: How the format is named in feedback, e.g. ``"<tool_call>"``.
     """
+    if len(found) > MAX_CALLS:
+        return error(
+            f"Your reply made {len(found)} tool calls in {where} form. Make at most "
+            f"{MAX_CALLS} calls in one reply.",
+            thought,
+        )
     made: list[ToolCall] = []
     for one in found:
         name = one.name.strip() if isinstance(one.name, str) else one.name
