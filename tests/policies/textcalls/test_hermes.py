@@ -287,6 +287,8 @@ def test_json_answer_without_tags_is_not_a_call() -> None:
         pytest.param("<tool_call><function=a>" + "<parameter=x>" * 7_700, id="parameters"),
         pytest.param("<tool_call>a" + "<arg_key>k</arg_key>" * 5_000, id="arg-keys"),
         pytest.param("<function=" * 10_000, id="function-openers"),
+        pytest.param('<tool_call>{"name": "a"}</tool_call>' * 2_800, id="runaway-calls"),
+        pytest.param("<tool_call>a</tool_call>" * 4_200, id="runaway-glm-calls"),
     ],
 )
 def test_hostile_reply_is_read_without_a_call(reply: str) -> None:

@@ -172,6 +172,17 @@ NEGATIVE_CASES = [
     pytest.param(
         "<tool_name>get weather</tool_name>", Error("not a tool name"), id="legacy-name-spaces"
     ),
+    pytest.param(
+        "Thought: the old format puts the tool in a <tool_name> tag and calls in an <invoke>.\n"
+        "Final Answer: Use <tool_name> inside <invoke>, in <function_calls>.",
+        Final("Use <tool_name> inside <invoke>, in <function_calls>."),
+        id="prose-mention-with-final-answer",
+    ),
+    pytest.param(
+        "<function_calls>\n<invoke>\n<tool_name>get_weather\n</invoke>\n</function_calls>",
+        Error("<tool_name>"),
+        id="legacy-tool-name-not-closed",
+    ),
 ]
 
 CASES = INVOKE_CASES + MINIMAX_CASES + LEGACY_CASES + NEGATIVE_CASES
@@ -218,6 +229,8 @@ def test_json_answer_without_tags_is_not_a_call() -> None:
         pytest.param('<invoke name="a">' + '<parameter name="x">' * 5_000, id="parameters"),
         pytest.param("<tool_name>a</tool_name><parameters>" + "<p>" * 33_400, id="children"),
         pytest.param("<function_calls>" + "[" * 100_000, id="brackets"),
+        pytest.param('<invoke name="a"></invoke>' * 4_000, id="runaway-invokes"),
+        pytest.param("<tool_name>a</tool_name>" * 4_200, id="runaway-legacy-calls"),
         pytest.param("<tool_name>a</tool_name><parameters>" + " " * 100_000, id="spaces"),
     ],
 )
