@@ -83,8 +83,8 @@ def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
     """
     if len(found) > MAX_CALLS:
         return error(
-            f"Your reply made {len(found)} tool calls in {where} form. Make at most "
-            f"{MAX_CALLS} calls in one reply.",
+            f"Your reply made more than {MAX_CALLS} tool calls in {where} form. Make at "
+            f"most {MAX_CALLS} calls in one reply.",
             thought,
         )
     made: list[ToolCall] = []
