@@ -73,6 +73,12 @@ JSON_CASES = [
         id="arguments-as-a-json-string",
     ),
     pytest.param(
+        f'<tool_call>\n{_ROME_JSON}\n{{"name": "get_time", "arguments": {{"zone": "CET"}}}}\n'
+        "</tool_call>",
+        Calls(ROME, Call("get_time", {"zone": "CET"})),
+        id="two-calls-on-their-own-lines-in-one-tag",
+    ),
+    pytest.param(
         '<tool_call>\n{"type": "function", "function": {"name": "get_weather", '
         '"arguments": {"city": "Rome"}}}\n</tool_call>',
         ROME,
@@ -283,6 +289,11 @@ def test_json_answer_without_tags_is_not_a_call() -> None:
         pytest.param("<tool_call>" * 9_100, id="openers"),
         pytest.param("<tool_call>" + "[" * 100_000, id="brackets"),
         pytest.param("<tool_call>" + "{" * 100_000, id="braces"),
+        pytest.param("<tool_call>" + "{}" * 50_000 + "</tool_call>", id="empty-objects"),
+        pytest.param(
+            "<tool_call>" + '{"name": "a", "arguments": {}}' * 3_400 + "</tool_call>",
+            id="runaway-objects-in-one-tag",
+        ),
         pytest.param("<tool_call>" + " " * 100_000 + "x", id="spaces"),
         pytest.param("<tool_call><function=a>" + "<parameter=x>" * 7_700, id="parameters"),
         pytest.param("<tool_call>a" + "<arg_key>k</arg_key>" * 5_000, id="arg-keys"),

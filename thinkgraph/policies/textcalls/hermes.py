@@ -54,13 +54,14 @@ as is invalid JSON, an object that is data rather than a call, or an argument gi
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from thinkgraph.policies._react_format import quoted
 from thinkgraph.policies.base import Decision
 from thinkgraph.policies.textcalls._common import (
+    MAX_CALLS,
     NOT_A_VALUE,
     TOOL_NAME,
     Found,
@@ -81,6 +82,8 @@ _TAG = re.compile(r"<(/?)tool_call>", re.IGNORECASE)
 
 _CODER = re.compile(r"<(/?)(function|parameter)(?:=([^<>\n]{0,200}+))?+>")
 """Qwen3-Coder's tags: ``<function=NAME>``, ``<parameter=KEY>`` and their closing tags."""
+
+_SPACE = re.compile(r"\s*+")
 
 _GLM = re.compile(r"<(/?)(arg_key|arg_value)>")
 
@@ -104,8 +107,7 @@ class _Bad(Exception):
     """A call that cannot be read; its message is the feedback."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Segment:
+class _Segment(NamedTuple):
     """What one ``<tool_call>`` holds: the text up to its closing tag or the next tag."""
 
     start: int
@@ -117,7 +119,7 @@ class _Segment:
 def read(reply: Reply) -> Decision | None:
     """The calls in a reply's ``<tool_call>`` tags (or bare Qwen3-Coder call), else None."""
     body = reply.body
-    segments = [s for s in _segments(body) if _call_like(s)]
+    segments = _segments(body)
     if segments:
         thought = reply.reasoning or body[: segments[0].start].strip()
         try:
@@ -132,16 +134,16 @@ def read(reply: Reply) -> Decision | None:
 
 
 def _segments(body: str) -> list[_Segment]:
-    """Every ``<tool_call>`` and what it holds, in order; stray closing tags are skipped."""
-    tags = list(_TAG.finditer(body))
+    """Every ``<tool_call>`` that holds a call to read, in order (see `_call_like`)."""
+    tags = [(tag.start(), tag.end(), tag.group(1)) for tag in _TAG.finditer(body)]
+    tags.append((len(body), len(body), ""))  # the end of the reply closes nothing
     segments: list[_Segment] = []
-    for i, tag in enumerate(tags):
-        if tag.group(1):
-            continue
-        following = tags[i + 1] if i + 1 < len(tags) else None
-        end = following.start() if following is not None else len(body)
-        closed = following is not None and bool(following.group(1))
-        segments.append(_Segment(tag.start(), body[tag.end() : end], closed))
+    for (start, end, close), (following, _, closing) in itertools.pairwise(tags):
+        if close or following == end:
+            continue  # a closing tag, or an opening tag with nothing in it
+        segment = _Segment(start, body[end:following], bool(closing))
+        if _call_like(segment):
+            segments.append(segment)
     return segments
 
 
@@ -174,35 +176,56 @@ def _read_segment(segment: _Segment) -> list[Found]:
 
 
 def _json_calls(content: str, closed: bool) -> list[Found]:
-    """``{"name": …, "arguments": …}`` (or a list of them) as JSON or a Python literal."""
-    value = _json_value(content, closed)
-    if value is NOT_A_VALUE:
+    """``{"name": …, "arguments": …}`` (or a list of them, or several on their own lines)."""
+    values = _json_values(content, closed)
+    if values is None:
         raise _Bad(
             f"The call in your {_WHERE} was not valid JSON: {quoted(content)}. " + _EXPECTED_JSON
         )
-    found = call_shaped(value, strict=True)
-    if found is None and isinstance(value, dict) and _only_a_name(value):
-        found = [Found(value["name"], {})]
-    if found is None:
-        raise _Bad(
-            f"Your {_WHERE} held {quoted(content)}, which is not a call: it needs a "
-            '"name" and "arguments". ' + _EXPECTED_JSON
-        )
+    found: list[Found] = []
+    for value in values:
+        shaped = call_shaped(value, strict=True)
+        if shaped is None and isinstance(value, dict) and _only_a_name(value):
+            shaped = [Found(value["name"], {})]
+        if shaped is None:
+            raise _Bad(
+                f"Your {_WHERE} held {quoted(content)}, which is not a call: it needs a "
+                '"name" and "arguments". ' + _EXPECTED_JSON
+            )
+        found.extend(shaped)
     return found
 
 
-def _json_value(content: str, closed: bool) -> Any:
-    """The value the content is; when the tag was never closed, the value it starts with."""
+def _json_values(content: str, closed: bool) -> list[Any] | None:
+    """The value the content is (JSON or a Python literal), or the JSON values it lists.
+
+    Several calls may stand one per line in one tag. After the last value, a tag never
+    closed may hold anything (the model went on talking); a closed one at most a stray
+    closing brace, a slip models make.
+    """
     value = load_value(content)
     if value is not NOT_A_VALUE:
-        return value
-    prefix = json_prefix(content)
-    if prefix is None:
-        return NOT_A_VALUE
-    rest = content[prefix[1] :].strip()
-    if not closed or not rest.strip("}").strip():
-        return prefix[0]  # text after an unclosed call, or one closing brace too many
-    return NOT_A_VALUE
+        return [value]
+    values: list[Any] = []
+    pos = 0
+    while len(values) <= MAX_CALLS:
+        parsed = json_prefix(content, pos)
+        if parsed is None:
+            break
+        values.append(parsed[0])
+        pos = _skip_space(content, parsed[1])
+        if not content.startswith(("{", "["), pos):
+            break
+    rest = content[pos:].strip()
+    if values and (not closed or not rest.strip("}") or len(values) > MAX_CALLS):
+        return values
+    return None
+
+
+def _skip_space(text: str, pos: int) -> int:
+    """Where the whitespace at `pos` ends."""
+    space = _SPACE.match(text, pos)
+    return space.end() if space is not None else pos
 
 
 def _only_a_name(value: dict[str, Any]) -> bool:
@@ -245,7 +268,7 @@ def _coder_arguments(
         tag = tags[k]
         if tag.group(1):
             continue
-        key = (tag.group(3) or "").strip()
+        key = (tag.group(3) or "").strip().strip("\"'")
         if not key:
             raise _Bad(f"A <parameter> in your {where} had no name. Write <parameter=ARG>.")
         if key in args:

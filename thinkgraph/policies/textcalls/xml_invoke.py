@@ -206,24 +206,32 @@ class _Reading:
             end += 1
         closes = self._kind(end) == "/invoke"
         name = opening.name
-        if name is None:
-            legacy = next(
-                (k for k in range(i + 1, end) if self.tokens[k].kind == "tool_name"), None
-            )
-            named = legacy is not None and self._kind(legacy + 1) == "/tool_name"
-            if not named and not closes:
-                return end  # the tag named in prose, not a call
-            self._mark(opening, opening.shown)
-            if legacy is None:
-                raise _Bad(
-                    f'Your {opening.shown} had no name. Write <invoke name="TOOL"> with the '
-                    "name of one of your tools."
-                )
-            self._legacy(legacy, end)
-        else:
+        if name is not None:
             self._mark(opening, opening.shown)
             self.found.append(Found(name, self._parameters(i + 1, end)))
+        elif end > i + 1 or closes:
+            self._nameless(i, end, closes)
+        # else: an unclosed <invoke> with nothing after it is the tag named in prose
         return end + 1 if closes else end
+
+    def _nameless(self, i: int, end: int, closes: bool) -> None:
+        """An ``<invoke>`` without a name: legacy ``<tool_name>`` tags inside it, or feedback."""
+        opening = self.tokens[i]
+        legacy = None
+        for k in range(i + 1, end):
+            if self.tokens[k].kind == "tool_name":
+                legacy = k
+                break
+        named = legacy is not None and self._kind(legacy + 1) == "/tool_name"
+        if not named and not closes:
+            return  # the tag named in prose, not a call
+        self._mark(opening, opening.shown)
+        if legacy is None:
+            raise _Bad(
+                f'Your {opening.shown} had no name. Write <invoke name="TOOL"> with the '
+                "name of one of your tools."
+            )
+        self._legacy(legacy, end)
 
     def _parameters(self, start: int, end: int) -> dict[str, Any]:
         """The ``<parameter name=…>`` values among tokens[start:end]."""
