@@ -97,7 +97,6 @@ _EXPECTED_JSON = (
     "</tool_call>."
 )
 
-
 _CODER_FORM = (
     "Write <tool_call><function=TOOL><parameter=ARG>value</parameter></function></tool_call>."
 )
