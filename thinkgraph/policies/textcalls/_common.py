@@ -38,6 +38,9 @@ __all__ = [
 TOOL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_-]{0,63}")
 """What a tool name may be (the same rule the ReAct ``Action:`` line follows)."""
 
+MAX_CALLS = 64
+"""The most calls one reply may make: more is a runaway reply, not a round of calls."""
+
 MAX_LITERAL = 200_000
 """The longest text read as a Python literal: Python's parser is not linear in every input."""
 
@@ -83,8 +86,8 @@ def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
     """
     if len(found) > MAX_CALLS:
         return error(
-            f"Your reply held {len(found)} calls in {where}; make at most {MAX_CALLS} calls "
-            "in one reply, and the rest after their results come back.",
+            f"Your reply made more than {MAX_CALLS} tool calls in {where} form. Make at "
+            f"most {MAX_CALLS} calls in one reply.",
             thought,
         )
     made: list[ToolCall] = []
