@@ -4,7 +4,8 @@ A format reader finds calls as the model wrote them (`Found`: a name and argumen
 checked) and hands them to `calls`, the one place that decides whether they are calls a run
 can make: a name that is a tool name, arguments that are one object. Anything else is an
 error decision whose feedback says what was wrong — never a call to a tool named like a
-sentence, never arguments read from somewhere else.
+sentence, never arguments read from somewhere else. A reply whose only call gives the final
+answer (smolagents' ``final_answer`` tool, `final_answer_text`) is that answer.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from thinkgraph.policies.base import Decision
 from thinkgraph.state import ToolCall
 
 __all__ = [
+    "FINAL_ANSWER_TOOL",
     "MAX_CALLS",
     "NOT_A_VALUE",
     "TOOL_NAME",
@@ -30,6 +32,7 @@ __all__ = [
     "call_shaped",
     "calls",
     "error",
+    "final_answer_text",
     "json_prefix",
     "literal",
     "load_value",
@@ -76,6 +79,9 @@ class Found:
 def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
     """The decision to make every call in `found`, in order, or feedback for the first bad one.
 
+    A reply whose only call is smolagents' ``final_answer`` with one argument that is text
+    (or a number) is the final answer, in every format (see `final_answer_text`).
+
     Args:
         found: The calls as read; at least one.
         thought: The reasoning that goes with them.
@@ -87,6 +93,9 @@ def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
             "in one reply, and the rest after their results come back.",
             thought,
         )
+    final = final_answer_text(found)
+    if final is not None:
+        return answer(final, thought, f"{where} final answer")
     made: list[ToolCall] = []
     for one in found:
         name = one.name.strip() if isinstance(one.name, str) else one.name
@@ -106,6 +115,36 @@ def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
             )
         made.append(ToolCall(name=name, args=args))
     return Decision(kind="tool_calls", thought=thought, tool_calls=made)
+
+
+FINAL_ANSWER_TOOL = "final_answer"
+"""The tool smolagents' agents call to give their answer."""
+
+
+def final_answer_text(found: Sequence[Found]) -> str | None:
+    """The answer when `found` is exactly one call that gives the final answer, else None.
+
+    The rule: exactly one call, named ``final_answer`` exactly, whose arguments are one
+    object with exactly one key, whose value is a string (kept as written) or a number
+    (written as JSON writes it). smolagents' ``{"name": "final_answer", "arguments":
+    {"answer": "…"}}`` is the shape; any key name counts, since the tool has one parameter.
+    Anything else — two arguments, an object or list value, a second call beside it —
+    stays a call, so a user's own ``final_answer`` tool that takes more still runs.
+    """
+    if len(found) != 1:
+        return None
+    one = found[0]
+    if not isinstance(one.name, str) or one.name.strip() != FINAL_ANSWER_TOOL:
+        return None
+    args = _arguments(one.args)
+    if not isinstance(args, dict) or len(args) != 1:
+        return None
+    (value,) = args.values()
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return json.dumps(value)
+    return None
 
 
 def answer(text: str, thought: str, where: str) -> Decision:
