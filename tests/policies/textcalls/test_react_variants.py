@@ -153,7 +153,7 @@ CASES = [
     ),
     pytest.param(
         '{"action": "buy", "price": 3}',
-        Error("no 'Action:' line"),
+        Error('"action_input"'),
         id="json-with-an-action-key-but-no-input-is-not-a-call",
     ),
     pytest.param(
