@@ -35,6 +35,7 @@ __all__ = [
     "final_answer_text",
     "json_prefix",
     "literal",
+    "literal_fits",
     "load_value",
 ]
 
@@ -46,6 +47,13 @@ MAX_LITERAL = 200_000
 
 MAX_CALLS = 64
 """The most calls one reply may make: a round of parallel calls, not a flood of them."""
+
+MAX_LITERAL_PARTS = 3_000
+"""The most brackets, commas, colons and ``=`` a text read as Python may hold: Python's parser
+builds a node for each, some 15 µs apiece, so a 100 KB list of small items would take
+seconds. A string literal is one node, however long."""
+
+_PARTS = "([{,:="
 
 NOT_A_VALUE: Any = object()
 """What `load_value` and `literal` give back for text that is not a value."""
@@ -222,13 +230,20 @@ def load_value(text: str) -> Any:
     else:
         if not text[end:].strip():
             return value
-    if len(text) > MAX_LITERAL:
+    if not literal_fits(text):
         return NOT_A_VALUE
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NOT_A_VALUE
     return literal(tree.body)
+
+
+def literal_fits(text: str) -> bool:
+    """Whether `text` is small enough to be parsed as Python quickly (see MAX_LITERAL_PARTS)."""
+    if len(text) > MAX_LITERAL:
+        return False
+    return sum(text.count(part) for part in _PARTS) <= MAX_LITERAL_PARTS
 
 
 def json_prefix(text: str, start: int = 0) -> tuple[Any, int] | None:
