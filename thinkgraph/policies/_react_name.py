@@ -44,12 +44,12 @@ from typing import Any
 from thinkgraph.policies._react_format import feedback, json_agent_feedback, quoted
 from thinkgraph.policies._react_input import key_value_args, unfence
 from thinkgraph.policies.textcalls._common import (
-    MAX_LITERAL,
     NOT_A_VALUE,
     Found,
     call_shaped,
     json_prefix,
     literal,
+    literal_fits,
     load_value,
 )
 
@@ -192,7 +192,7 @@ def _call_action(line: str, call: re.Match[str]) -> Action:
 def _call_arguments(inside: str) -> dict[str, Any] | None:
     """The arguments between a call's parentheses: keywords, or one object; else None."""
     inside = inside.strip()
-    if not inside or len(inside) > MAX_LITERAL:
+    if not inside or not literal_fits(inside):
         return None
     try:
         tree = ast.parse(f"f({inside})", mode="eval")
@@ -235,7 +235,8 @@ def _suggested_args(call: re.Match[str]) -> str:
         except (json.JSONDecodeError, RecursionError):
             return inside
         return json.dumps(value, ensure_ascii=False)
-    pairs = key_value_args(inside) if inside else None
+    # Reading pairs costs a JSON parse each: a hostile line of thousands gets no suggestion.
+    pairs = key_value_args(inside) if inside and literal_fits(inside) else None
     return json.dumps(pairs, ensure_ascii=False) if pairs else _NO_ARGS
 
 
