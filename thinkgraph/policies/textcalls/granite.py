@@ -221,6 +221,8 @@ def _value_at(body: str, pos: int) -> tuple[Any, int]:
     prefix = json_prefix(body, pos)
     if prefix is not None:
         return prefix
+    if not body.startswith(("[", "{"), pos):
+        return NOT_A_VALUE, pos  # not a list or an object in Python's quoting either
     end = _segment_end(body, pos)
     return load_value(body[pos:end]), end
 
