@@ -25,10 +25,12 @@ __all__ = [
     "FINAL_ANSWER_TOOL",
     "MAX_CALLS",
     "NOT_A_VALUE",
+    "SPECIAL_TOKEN",
     "TOOL_NAME",
     "Found",
     "Reply",
     "answer",
+    "before_special_token",
     "call_shaped",
     "calls",
     "error",
@@ -155,9 +157,27 @@ def final_answer_text(found: Sequence[Found]) -> str | None:
     return None
 
 
+SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z_/][\w./:-]{0,40}\|>|<｜[^｜<>\n]{1,40}｜>")
+"""A chat template's special token as text: ``<|im_end|>``, ``<|eot_id|>``, DeepSeek's
+``<｜end▁of▁sentence｜>``."""
+
+_LEADING_TOKENS = re.compile(rf"(?:\s*+(?:{SPECIAL_TOKEN.pattern}))*+\s*+")
+
+
+def before_special_token(text: str) -> str:
+    """`text` without the special tokens before it, up to the first one after.
+
+    What follows an end-of-turn token is the model writing the next turn itself.
+    """
+    leading = _LEADING_TOKENS.match(text)
+    start = leading.end() if leading else 0
+    token = SPECIAL_TOKEN.search(text, start)
+    return text[start : token.start()] if token else text[start:]
+
+
 def answer(text: str, thought: str, where: str) -> Decision:
-    """A final answer, or feedback when it is empty."""
-    text = text.strip()
+    """A final answer (special tokens cut off, `before_special_token`), or feedback if empty."""
+    text = before_special_token(text).strip()
     if not text:
         return error(f"Your {where} was empty. Write the answer itself.", thought)
     return Decision(kind="final", thought=thought, answer=text)
