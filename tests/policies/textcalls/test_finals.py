@@ -22,6 +22,7 @@ CASES = [
         id="answer-tags-on-their-own-lines",
     ),
     pytest.param("<answer>42", Final("42"), id="answer-tag-never-closed"),
+    pytest.param("<answer>42<|im_end|>", Final("42"), id="answer-tag-cut-at-a-special-token"),
     pytest.param(
         '<answer>{"city": "Rome", "temp": 20}</answer>',
         Final('{"city": "Rome", "temp": 20}'),

@@ -61,6 +61,11 @@ CASES = [
         id="granite-heres-variant",
     ),
     pytest.param(
+        "Here is my thought process: easy.\nHere is my response: Paris<|end_of_text|>",
+        Final("Paris"),
+        id="granite-response-ends-at-its-end-token",
+    ),
+    pytest.param(
         "<think>The user wants a capital.</think><response>Paris.</response>",
         Final("Paris."),
         id="granite-3-3-think-and-response-tags",

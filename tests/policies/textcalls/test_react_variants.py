@@ -28,6 +28,15 @@ CASES = [
         OSLO,
         id="fenced-action-input-then-prose",
     ),
+    # -- special tokens end a final answer
+    pytest.param(
+        "Final Answer: 4<|im_end|>\n<|im_start|>user", Final("4"), id="answer-ends-at-token"
+    ),
+    pytest.param(
+        "Final Answer: Paris<｜end▁of▁sentence｜>",
+        Final("Paris"),
+        id="answer-ends-at-deepseek-token",
+    ),
     # -- call syntax on the Action line
     pytest.param('Action: search(query="weather in Oslo")', OSLO, id="call-keyword-argument"),
     pytest.param("Action: search(query='weather in Oslo')", OSLO, id="call-single-quotes"),

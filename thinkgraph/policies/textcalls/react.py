@@ -20,7 +20,8 @@ and everything else strictly:
   (`thinkgraph.policies.textcalls._reasoning`); their text becomes the thought when the
   reply has no other.
 - Everything from the first line-start ``Observation:`` after an Action or Final Answer
-  is ignored: the model hallucinated the tool's result.
+  is ignored: the model hallucinated the tool's result. A final answer also ends at the
+  first special token (``<|im_end|>``, ``<|eot_id|>`` …): what follows is the next turn.
 - When a reply has both an Action and a Final Answer, the one that appears first wins;
   only the first Action is taken (ReAct runs one tool per reply).
 - The Action name is read by `thinkgraph.policies._react_name` (decorations dropped;
@@ -54,7 +55,13 @@ from thinkgraph.policies._react_format import EXPECTED, feedback, json_agent_fee
 from thinkgraph.policies._react_input import missing_input, read_input
 from thinkgraph.policies._react_name import Action, blob_action, read_action
 from thinkgraph.policies.base import Decision
-from thinkgraph.policies.textcalls._common import Found, Reply, answer, calls
+from thinkgraph.policies.textcalls._common import (
+    Found,
+    Reply,
+    answer,
+    before_special_token,
+    calls,
+)
 from thinkgraph.state import ToolCall
 
 __all__ = ["read_react"]
@@ -117,10 +124,10 @@ def read_react(reply: Reply) -> tuple[Decision, bool]:
             return blob, True
         return _error(_no_decision_feedback(body, reply.unclosed), thought), False
     if decisive.key == "final_answer":
-        answer = decisive.text.strip()
-        if not answer:
+        text = before_special_token(decisive.text).strip()
+        if not text:
             return _error(_EMPTY_ANSWER, thought), True
-        return Decision(kind="final", thought=thought, answer=answer), True
+        return Decision(kind="final", thought=thought, answer=text), True
     return _action_decision(sections, decisive, thought), True
 
 
