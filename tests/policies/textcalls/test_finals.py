@@ -70,6 +70,9 @@ CASES = [
         id="final-answer-tool-with-a-number",
     ),
     pytest.param(
+        'Action: final_answer(answer="Paris")', Final("Paris"), id="final-answer-call-syntax"
+    ),
+    pytest.param(
         'Action: final_answer\nAction Input: {"answer": "Paris"}',
         Final("Paris"),
         id="final-answer-as-a-react-action",

@@ -3,9 +3,9 @@
 Formats, with their sources:
 
 - Command R / R+ (model cards, and Cohere's "Prompting Command R" guide): a ``Plan:`` (or,
-  after results, ``Reflection:``) line, then ``Action:`` and a fenced JSON list,
-  ``Action: ```json [{"tool_name": …, "parameters": {…}}, …] ```​`` — every object a
-  call, in order. The Plan / Reflection text is the thought.
+  after results, ``Reflection:``) line, then ``Action:`` and a JSON list in a json code
+  fence, ``[{"tool_name": …, "parameters": {…}}, …]`` — every object a call, in order (the
+  fence may be missing). The Plan / Reflection text is the thought.
 - Command R7B / A (their chat templates; llama.cpp's and SGLang's Command parsers):
   ``<|START_THINKING|>…<|END_THINKING|>`` (the thought) then
   ``<|START_ACTION|>[{"tool_call_id": "0", "tool_name": …, "parameters": {…}}]<|END_ACTION|>``.
