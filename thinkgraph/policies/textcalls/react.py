@@ -21,7 +21,7 @@ and everything else strictly:
   reply has no other.
 - Everything from the first line-start ``Observation:`` after an Action or Final Answer
   is ignored: the model hallucinated the tool's result. A final answer also ends at the
-  first special token (``<|im_end|>``, ``<|eot_id|>`` …): what follows is the next turn.
+  first end-of-turn token (``<|im_end|>``, ``<|eot_id|>`` …): what follows is the next turn.
 - When a reply has both an Action and a Final Answer, the one that appears first wins;
   only the first Action is taken (ReAct runs one tool per reply).
 - The Action name is read by `thinkgraph.policies._react_name` (decorations dropped;
@@ -55,13 +55,7 @@ from thinkgraph.policies._react_format import EXPECTED, feedback, json_agent_fee
 from thinkgraph.policies._react_input import missing_input, read_input
 from thinkgraph.policies._react_name import Action, blob_action, read_action
 from thinkgraph.policies.base import Decision
-from thinkgraph.policies.textcalls._common import (
-    Found,
-    Reply,
-    answer,
-    before_special_token,
-    calls,
-)
+from thinkgraph.policies.textcalls._common import Found, Reply, answer, calls
 from thinkgraph.state import ToolCall
 
 __all__ = ["read_react"]
@@ -86,6 +80,16 @@ _FENCE = re.compile(r"`{3,}")
 _DECISIVE = ("action", "final_answer")
 
 _JSON_AGENT = re.compile(r"\{\s*\"action\"\s*:")
+
+# The tokens chat templates close or open a turn with (ChatML, Llama 3 / 4, Phi, Granite,
+# harmony, Cohere, DeepSeek, Gemma): a final answer ends at the first. Other special tokens
+# stay: an answer may show a format's syntax.
+_END_OF_TURN = re.compile(
+    r"<\|(?:im_end|im_start|endoftext|end_of_text|eot_id|eom_id|eot|eom|end|start|return"
+    r"|call|start_header_id|header_start|start_of_role|user|assistant|system"
+    r"|END_OF_TURN_TOKEN|START_OF_TURN_TOKEN)\|>"
+    r"|<｜(?:end▁of▁sentence|User|Assistant)｜>|<(?:end|start)_of_turn>"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +128,7 @@ def read_react(reply: Reply) -> tuple[Decision, bool]:
             return blob, True
         return _error(_no_decision_feedback(body, reply.unclosed), thought), False
     if decisive.key == "final_answer":
-        text = before_special_token(decisive.text).strip()
+        text = _before_end_of_turn(decisive.text).strip()
         if not text:
             return _error(_EMPTY_ANSWER, thought), True
         return Decision(kind="final", thought=thought, answer=text), True
@@ -192,6 +196,12 @@ def _thought(
     # Without a Thought key, the text before the first key is the reasoning; in an error
     # decision it is what the model wrote instead, kept so the chain shows it.
     return preamble.strip() or reasoning
+
+
+def _before_end_of_turn(text: str) -> str:
+    """`text` up to the first end-of-turn token: what follows is the next turn."""
+    token = _END_OF_TURN.search(text)
+    return text if token is None else text[: token.start()]
 
 
 # -- the action -------------------------------------------------------------------------------
