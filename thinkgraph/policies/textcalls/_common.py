@@ -4,7 +4,8 @@ A format reader finds calls as the model wrote them (`Found`: a name and argumen
 checked) and hands them to `calls`, the one place that decides whether they are calls a run
 can make: a name that is a tool name, arguments that are one object. Anything else is an
 error decision whose feedback says what was wrong — never a call to a tool named like a
-sentence, never arguments read from somewhere else.
+sentence, never arguments read from somewhere else. A reply whose only call gives the final
+answer (smolagents' ``final_answer`` tool, `final_answer_text`) is that answer.
 """
 
 from __future__ import annotations
@@ -21,17 +22,22 @@ from thinkgraph.policies.base import Decision
 from thinkgraph.state import ToolCall
 
 __all__ = [
+    "FINAL_ANSWER_TOOL",
     "MAX_CALLS",
     "NOT_A_VALUE",
+    "SPECIAL_TOKEN",
     "TOOL_NAME",
     "Found",
     "Reply",
     "answer",
+    "before_special_token",
     "call_shaped",
     "calls",
     "error",
+    "final_answer_text",
     "json_prefix",
     "literal",
+    "literal_fits",
     "load_value",
 ]
 
@@ -46,6 +52,13 @@ MAX_LITERAL = 200_000
 
 MAX_CALLS = 64
 """The most calls one reply may make: a round of parallel calls, not a flood of them."""
+
+MAX_LITERAL_PARTS = 3_000
+"""The most brackets, commas, colons and ``=`` a text read as Python may hold: Python's parser
+builds a node for each, some 15 µs apiece, so a 100 KB list of small items would take
+seconds. A string literal is one node, however long."""
+
+_PARTS = "([{,:="
 
 NOT_A_VALUE: Any = object()
 """What `load_value` and `literal` give back for text that is not a value."""
@@ -79,6 +92,9 @@ class Found:
 def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
     """The decision to make every call in `found`, in order, or feedback for the first bad one.
 
+    A reply whose only call is smolagents' ``final_answer`` with one argument that is text
+    (or a number) is the final answer, in every format (see `final_answer_text`).
+
     Args:
         found: The calls as read; at least one.
         thought: The reasoning that goes with them.
@@ -90,6 +106,9 @@ def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
             f"most {MAX_CALLS} calls in one reply.",
             thought,
         )
+    final = final_answer_text(found)
+    if final is not None:
+        return answer(final, thought, f"{where} final answer")
     made: list[ToolCall] = []
     for one in found:
         name = one.name.strip() if isinstance(one.name, str) else one.name
@@ -111,9 +130,57 @@ def calls(found: Sequence[Found], thought: str, where: str) -> Decision:
     return Decision(kind="tool_calls", thought=thought, tool_calls=made)
 
 
+FINAL_ANSWER_TOOL = "final_answer"
+"""The tool smolagents' agents call to give their answer."""
+
+
+def final_answer_text(found: Sequence[Found]) -> str | None:
+    """The answer when `found` is exactly one call that gives the final answer, else None.
+
+    The rule: exactly one call, named ``final_answer`` exactly, whose arguments are one
+    object with exactly one key, whose value is a string (kept as written) or a number
+    (written as JSON writes it). smolagents' ``{"name": "final_answer", "arguments":
+    {"answer": "…"}}`` is the shape; any key name counts, since the tool has one parameter.
+    Anything else — two arguments, an object or list value, a second call beside it —
+    stays a call, so a user's own ``final_answer`` tool that takes more still runs.
+    """
+    if len(found) != 1:
+        return None
+    one = found[0]
+    if not isinstance(one.name, str) or one.name.strip() != FINAL_ANSWER_TOOL:
+        return None
+    args = _arguments(one.args)
+    if not isinstance(args, dict) or len(args) != 1:
+        return None
+    (value,) = args.values()
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return json.dumps(value)
+    return None
+
+
+SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z_/][\w./:-]{0,40}\|>|<｜[^｜<>\n]{1,40}｜>")
+"""A chat template's special token as text: ``<|im_end|>``, ``<|eot_id|>``, DeepSeek's
+``<｜end▁of▁sentence｜>``."""
+
+_LEADING_TOKENS = re.compile(rf"(?:\s*+(?:{SPECIAL_TOKEN.pattern}))*+\s*+")
+
+
+def before_special_token(text: str) -> str:
+    """`text` without the special tokens before it, up to the first one after.
+
+    What follows an end-of-turn token is the model writing the next turn itself.
+    """
+    leading = _LEADING_TOKENS.match(text)
+    start = leading.end() if leading else 0
+    token = SPECIAL_TOKEN.search(text, start)
+    return text[start : token.start()] if token else text[start:]
+
+
 def answer(text: str, thought: str, where: str) -> Decision:
-    """A final answer, or feedback when it is empty."""
-    text = text.strip()
+    """A final answer (special tokens cut off, `before_special_token`), or feedback if empty."""
+    text = before_special_token(text).strip()
     if not text:
         return error(f"Your {where} was empty. Write the answer itself.", thought)
     return Decision(kind="final", thought=thought, answer=text)
@@ -186,13 +253,20 @@ def load_value(text: str) -> Any:
     else:
         if not text[end:].strip():
             return value
-    if len(text) > MAX_LITERAL:
+    if not literal_fits(text):
         return NOT_A_VALUE
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NOT_A_VALUE
     return literal(tree.body)
+
+
+def literal_fits(text: str) -> bool:
+    """Whether `text` is small enough to be parsed as Python quickly (see MAX_LITERAL_PARTS)."""
+    if len(text) > MAX_LITERAL:
+        return False
+    return sum(text.count(part) for part in _PARTS) <= MAX_LITERAL_PARTS
 
 
 def json_prefix(text: str, start: int = 0) -> tuple[Any, int] | None:
