@@ -50,9 +50,6 @@ MAX_CALLS = 64
 MAX_LITERAL = 200_000
 """The longest text read as a Python literal: Python's parser is not linear in every input."""
 
-MAX_CALLS = 64
-"""The most calls one reply may make: a round of parallel calls, not a flood of them."""
-
 MAX_LITERAL_PARTS = 3_000
 """The most brackets, commas, colons and ``=`` a text read as Python may hold: Python's parser
 builds a node for each, some 15 µs apiece, so a 100 KB list of small items would take
