@@ -45,7 +45,7 @@ CASES = [
     ),
     pytest.param(
         f"<think>Draft:\n{_ACTION}\n</think>",
-        Error("Your reply was empty"),
+        Error("only a reasoning block"),
         id="action-drafted-inside-think-not-acted-on",
     ),
     pytest.param(
@@ -65,7 +65,7 @@ CASES = [
     ),
     pytest.param(
         '<think><tool_call>{"name": "delete_all", "arguments": {}}</tool_call></think>',
-        Error("Your reply was empty"),
+        Error("only a reasoning block"),
         id="tool-call-drafted-inside-think-not-acted-on",
     ),
     pytest.param(

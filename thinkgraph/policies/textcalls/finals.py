@@ -14,6 +14,11 @@ with an ``Action:`` is never taken for an answer. Styles, first found wins:
 - ``\\boxed{…}`` (the math convention of QwQ, DeepSeek-R1 and their evaluations): the
   content of the last box, nested braces kept, is the answer. An answer found above that is
   only a box (``\\[ \\boxed{42} \\]``) is the box's content.
+- Plain text after a closed reasoning block (``<think>…</think>``, a lone ``</think>``,
+  ``[THINK]…[/THINK]``): how DeepSeek R1, QwQ, Qwen3 and Magistral answer when they need no
+  tool. Plain text with no reasoning block before it stays feedback (the prompt asks for
+  ``Final Answer:``), as does text that starts like JSON or holds a ReAct key, and text
+  after a block that drafted a call or an answer (the model meant to act).
 
 The text before the answer (or the reasoning block) is the thought; reasoning never reaches
 the answer, since `textcalls._reasoning` took it out first. A reply with none of these
@@ -43,6 +48,14 @@ _ANSWER_LINE = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _THOUGHT_KEY = re.compile(rf"^\s*+{_BOLD}?+thought{_BOLD}?+[ \t]*+[:：]{_BOLD}?+", re.I)
+_REACT_KEY = re.compile(
+    r"^[ \t]*+(?:[-*#]+[ \t]*+)?+(?:\*\*|__)?+(?:thought|action|observation)\b", re.I | re.M
+)
+_DRAFTED = re.compile(
+    r"^[ \t]*+(?:\*\*)?+(?:action|final[ _]answer)\b|<tool_call|<function|<answer>|\"action\"|"
+    r"\[TOOL_CALLS\]|<\|python_tag\|>|tool.calls.begin",
+    re.I | re.M,
+)
 _BOXED = "\\boxed{"
 _MATH_WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\[", "\\]"), ("\\(", "\\)"))
 
@@ -61,7 +74,24 @@ def read(reply: Reply) -> Decision | None:
             before, text = found
             thought = reply.reasoning or _THOUGHT_KEY.sub("", before.strip(), count=1).strip()
             return answer(_unboxed(text), thought, "answer")
-    return None
+    return _after_reasoning(reply)
+
+
+def _after_reasoning(reply: Reply) -> Decision | None:
+    """Plain text after a closed reasoning block: how reasoning models answer without tools.
+
+    Not when the block was left open (the text may be more reasoning), nor when the text
+    starts like JSON or a list (a call that could not be read: feedback says so), nor when
+    it holds a ReAct key (a reply in our format that decided nothing: feedback), nor when
+    the block drafted a call or an answer (the model meant to act, and the text after may
+    be a result it imagined: feedback asks for the call after the block).
+    """
+    text = reply.body.strip()
+    if not reply.reasoning or reply.unclosed or not text or text.startswith(("{", "[")):
+        return None
+    if _REACT_KEY.search(text) or _DRAFTED.search(reply.reasoning):
+        return None
+    return answer(text, reply.reasoning, "answer")
 
 
 # -- the styles: each gives the text before the answer and the answer --------------------------

@@ -126,7 +126,7 @@ def read_react(reply: Reply) -> tuple[Decision, bool]:
         blob = _blob_decision(body, reply.reasoning)
         if blob is not None:
             return blob, True
-        return _error(_no_decision_feedback(body, reply.unclosed), thought), False
+        return _error(_no_decision_feedback(body, reply), thought), False
     if decisive.key == "final_answer":
         text = _before_end_of_turn(decisive.text).strip()
         if not text:
@@ -283,15 +283,20 @@ def _thought_before(text: str, reasoning: str) -> str:
 # -- errors -------------------------------------------------------------------------------------
 
 
-def _no_decision_feedback(body: str, unclosed: bool) -> str:
+def _no_decision_feedback(body: str, reply: Reply) -> str:
     found = _JSON_AGENT.search(body)
     blob = _json_agent_blob(body, found.start()) if found is not None else None
     if blob is not None:
         return json_agent_feedback(blob)
-    if unclosed:
+    if reply.unclosed:
         what = (
             "Your reply ended inside an unclosed <think> block, so it had no 'Action:' "
             "line and no 'Final Answer:' line. Close it with </think> before you act."
+        )
+    elif not body.strip() and reply.reasoning:
+        what = (
+            "Your reply held only a reasoning block. Whatever you draft inside it is not "
+            "acted on: after the block, write your 'Action:' or your 'Final Answer:'."
         )
     elif not body.strip():
         what = "Your reply was empty."
