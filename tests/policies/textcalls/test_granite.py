@@ -139,7 +139,7 @@ def test_granite(text: str, expected: Expected) -> None:
 
 def test_hermes_objects_are_left_to_hermes() -> None:
     text = f"<tool_call>{_ROME_JSON}</tool_call>"
-    assert granite.read(split_reasoning(text)) is None
+    assert granite.read_calls(split_reasoning(text)) is None
 
 
 def test_thought_process_is_the_thought_and_never_the_answer() -> None:

@@ -7,7 +7,9 @@ without configuration, one module per family, each documenting its format and so
 1. Reasoning blocks are taken out first (`_reasoning`): what a model drafts inside
    ``<think>`` is never acted on and never part of an answer.
 2. Formats marked by their own special tokens or tags, in `MARKED` order: the first reader
-   that finds its markers decides.
+   that finds its markers decides. They read the text before the reply's first ReAct
+   ``Action:`` / ``Final Answer:`` line (but for `READ_WHOLE`): a marker quoted in a ReAct
+   input or answer is text.
 3. ReAct (`react`), the format the prompt asks for: when the reply holds an ``Action:`` or
    ``Final Answer:`` line, it decides.
 4. Shapes recognised by the whole reply — bare or fenced JSON calls, Python-style calls,
@@ -23,6 +25,7 @@ in order (the gate applies to each).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from thinkgraph.policies.base import Decision
 from thinkgraph.policies.textcalls import (
@@ -40,7 +43,7 @@ from thinkgraph.policies.textcalls import (
 )
 from thinkgraph.policies.textcalls._common import Reply
 from thinkgraph.policies.textcalls._reasoning import split_reasoning
-from thinkgraph.policies.textcalls.react import read_react
+from thinkgraph.policies.textcalls.react import decision_start, read_react
 
 __all__ = ["MARKED", "UNMARKED", "Reader", "parse_text"]
 
@@ -51,7 +54,8 @@ MARKED: tuple[Reader, ...] = (
     harmony.read,
     deepseek.read,
     mistral.read,
-    granite.read,
+    granite.read_response,
+    granite.read_calls,
     cohere.read,
     llama.read_marked,
     pythonic.read_marked,
@@ -60,6 +64,13 @@ MARKED: tuple[Reader, ...] = (
     gemma.read,
 )
 """Formats with their own special tokens or tags; the first that finds its markers decides."""
+
+READ_WHOLE: frozenset[Reader] = frozenset({harmony.read, cohere.read, granite.read_response})
+"""Marked formats whose own structure holds ReAct-like keys (harmony's channels drafting an
+``Action:``, Cohere's ``Action:`` list, Granite's response written in ReAct): they read the
+whole reply. Every other marked format
+reads only the text before the reply's first ReAct decision, so a marker quoted in a ReAct
+input or answer is text, never a call."""
 
 UNMARKED: tuple[Reader, ...] = (
     llama.read_unmarked,
@@ -85,8 +96,9 @@ def parse_text(text: str) -> Decision:
         {'a': 1}
     """
     reply = split_reasoning(text if isinstance(text, str) else "")
+    before = _before_react(reply)
     for read in MARKED:
-        decision = read(reply)
+        decision = read(reply if read in READ_WHOLE else before)
         if decision is not None:
             return decision
     react, decided = read_react(reply)
@@ -97,3 +109,9 @@ def parse_text(text: str) -> Decision:
         if decision is not None:
             return decision
     return react
+
+
+def _before_react(reply: Reply) -> Reply:
+    """The reply up to its first ReAct decision (all of it when it has none)."""
+    start = decision_start(reply.body)
+    return reply if start is None else replace(reply, body=reply.body[:start])

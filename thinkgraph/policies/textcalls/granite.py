@@ -43,7 +43,7 @@ from thinkgraph.policies.textcalls._common import (
 from thinkgraph.policies.textcalls._reasoning import split_reasoning
 from thinkgraph.policies.textcalls.react import read_react
 
-__all__ = ["read", "read_rest"]
+__all__ = ["read_calls", "read_response", "read_rest"]
 
 _THOUGHT = "my thought process"
 _RESPONSE = "my response"
@@ -64,8 +64,11 @@ _RESPONSE_TAG = "<response>"
 _NAME_ONLY = frozenset({"name", "id", "type"})
 
 
-def read(reply: Reply) -> Decision | None:
-    """The decision Granite's or Phi-4-mini's markers make of the reply, or None."""
+def read_response(reply: Reply) -> Decision | None:
+    """Granite's thought process and response, read as the decision the response makes.
+
+    Reads the whole reply: the response may be a ReAct reply of its own.
+    """
     body = reply.body
     split = _thought_and_response(body)
     if split is not None:
@@ -74,7 +77,12 @@ def read(reply: Reply) -> Decision | None:
     tagged = _response_tags(body)
     if tagged is not None:
         return _response_decision(tagged, reply.reasoning)
-    return _tool_calls(body, reply.reasoning)
+    return None
+
+
+def read_calls(reply: Reply) -> Decision | None:
+    """The calls after Granite's or Phi-4-mini's markers, or None when there are none."""
+    return _tool_calls(reply.body, reply.reasoning)
 
 
 def read_rest(text: str, thought: str) -> Decision | None:

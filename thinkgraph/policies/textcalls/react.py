@@ -58,7 +58,7 @@ from thinkgraph.policies.base import Decision
 from thinkgraph.policies.textcalls._common import Found, Reply, answer, calls
 from thinkgraph.state import ToolCall
 
-__all__ = ["read_react"]
+__all__ = ["decision_start", "read_react"]
 
 # Possessive quantifiers (`*+`, `?+`) keep the match linear: a line of a million spaces
 # must not make the engine retry every split between the optional parts.
@@ -133,6 +133,15 @@ def read_react(reply: Reply) -> tuple[Decision, bool]:
             return _error(_EMPTY_ANSWER, thought), True
         return Decision(kind="final", thought=thought, answer=text), True
     return _action_decision(sections, decisive, thought), True
+
+
+def decision_start(body: str) -> int | None:
+    """Where the reply's first ``Action:`` or ``Final Answer:`` line starts, if it has one.
+
+    What comes after it belongs to the ReAct reply (an input, an answer): another format's
+    markers there are text the model wrote, not its call.
+    """
+    return next((m.start() for m in _keys(body) if _key_name(m) in _DECISIVE), None)
 
 
 # -- reading the reply ----------------------------------------------------------------------
