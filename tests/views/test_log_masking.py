@@ -52,7 +52,7 @@ def test_a_jobs_arguments_are_logged_as_ids_and_sizes() -> None:
     message = record.getMessage()
     assert "hunter2" not in message and KEY not in message
     assert message == f"Starting job {job_label(job)}"
-    assert "thread_id='t1'" in message and "task=<31 chars>" in message
+    assert "thread_id='t1'" in message and "task=<30 chars>" in message
     assert "decisions=<1 item," in message
     assert "hunter2" not in json.dumps(record.job) and KEY not in json.dumps(record.job)
 
@@ -99,3 +99,11 @@ def test_the_choices() -> None:
     assert LOG_LEVELS == ("debug", "info", "warning", "error")
     assert LOG_FORMATS == ("text", "json")
     assert isinstance(JsonLines(), logging.Formatter)
+
+
+def test_litellm_lines_go_through_the_applications_logging_only() -> None:
+    from thinkgraph.llm.litellm import _litellm
+
+    _litellm()
+    assert logging.getLogger("LiteLLM").handlers == []  # its own stderr handler is out
+    assert logging.getLogger("LiteLLM").filters  # its masking of keys stays

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,9 +19,10 @@ import pytest
 
 from tests.conftest import POSTGRES_URL
 from tests.support.cli import thinkgraph_here
-from thinkgraph import Agent
+from thinkgraph import Agent, tool
 from thinkgraph.storage import close_checkpointer, open_checkpointer
 from thinkgraph.storage.lease import thread_lease
+from thinkgraph.tools.base import ToolContext
 
 THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +32,16 @@ KEY = "sk-live0123456789abcdefABCDEF"
 EDIT_PASSWORD = "hunter3-in-an-edit"
 EDIT_KEY = "sk-edit9876543210zyxwvuTSRQ"
 SECRETS = (PASSWORD, KEY, EDIT_PASSWORD, EDIT_KEY, "hunter2", "hunter3")
+
+
+@tool(requires_approval=True, side_effects=True)
+def publish(text: str, ctx: ToolContext) -> str:
+    """Publish a line (a person approves it first)."""
+    raise AssertionError("the worker runs it, with the worker agent's own tool")
+
+
+TOOLS = [publish]
+"""The worker agent's gated tool as `approve --edit` checks an edit against it."""
 
 
 @pytest.fixture
@@ -81,8 +93,9 @@ def test_no_secret_of_a_task_or_an_edit_reaches_a_worker_log_at_debug(
         [pending] = agent.result(thread_id).pending
         edit = json.dumps({"text": f'{{"password": "{EDIT_PASSWORD}"}} {EDIT_KEY}'})
         approved = _cli(
-            "approve", thread_id, pending.call_id, "--edit", edit, "--enqueue", "--queue", queue
-        )
+            "approve", thread_id, pending.call_id, "--edit", edit, "--enqueue", "--queue", queue,
+            "--tools", "tests.worker.test_worker_logs:TOOLS",
+        )  # fmt: skip
         assert approved.returncode == 0, approved.stderr
         second = _once(queue, log, "--log-level", "debug", "--log-format", fmt)
         assert agent.result(thread_id).status == "done"
@@ -126,13 +139,23 @@ def test_a_job_retried_because_its_thread_is_busy_logs_one_line_per_attempt(
 ) -> None:
     other = open_checkpointer(POSTGRES_URL)  # another process holds the thread
     worker = _worker(queue, log, "--log-level", "info")
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(worker.stdout or ()), daemon=True)
+    reader.start()
+
+    def busy() -> list[str]:
+        return [line for line in list(lines) if "another" in line and thread_id in line]
+
     try:
         with thread_lease(other, thread_id):
             submitted = _cli(
                 "submit", "record and publish", "--thread", thread_id, "--queue", queue
             )
             assert submitted.returncode == 0, submitted.stderr
-            time.sleep(3.5)  # a few attempts, a second apart
+            deadline = time.monotonic() + 90
+            while len(busy()) < 3:  # a few attempts, a second apart
+                assert time.monotonic() < deadline, "".join(lines)
+                time.sleep(0.2)
         with _agent() as agent:
             deadline = time.monotonic() + 60
             while (
@@ -143,11 +166,12 @@ def test_a_job_retried_because_its_thread_is_busy_logs_one_line_per_attempt(
     finally:
         close_checkpointer(other)
         worker.terminate()
-        output, _ = worker.communicate(timeout=60)
-    busy = [line for line in output.splitlines() if "another" in line and thread_id in line]
-    assert len(busy) >= 2, output
+        worker.wait(timeout=60)
+        reader.join(timeout=10)
+    output = "".join(lines)
     assert "Traceback" not in output, output
-    assert all("WARNING" in line for line in busy), busy
+    assert all(" WARNING " in line for line in busy()), busy()
+    assert all(line.count("\n") == 1 for line in busy())
 
 
 def _agent() -> Agent:
