@@ -22,9 +22,12 @@ from thinkgraph.cli._app import (
     load_breakpoints,
     load_tools,
     load_validators,
+    log_options,
 )
 from thinkgraph.cli._options import (
     AgentOptions,
+    LogFormatOpt,
+    LogLevelOpt,
     QueueOpt,
     StoreOpt,
     with_options,
@@ -121,6 +124,8 @@ def worker(
             "side; one thread's jobs still run one at a time).",
         ),
     ] = 10,
+    log_level: LogLevelOpt = "info",
+    log_format: LogFormatOpt = "text",
     *,
     agent: AgentOptions,
 ) -> None:
@@ -129,19 +134,17 @@ def worker(
     Start as many as the load needs, on any machines that reach the PostgreSQL store. A
     paused run holds no worker; a killed worker's job is picked up by another.
     """
-    import logging
-
+    from thinkgraph.views.logs import configure_logging, startup_line
     from thinkgraph.worker import run_worker
 
+    level, fmt = log_options(log_level, log_format)
     if agent.agent_spec is None:
         _postgres(store)
     chosen, url = agent_from_options(agent, store)
     _postgres(url)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    typer.echo(
-        f"worker serving queue {queue!r}, up to {concurrency} runs at once (Ctrl+C stops)",
-        err=True,
-    )
+    configure_logging(level, fmt)  # every line masked: a job's arguments as sizes
+    started = f"worker serving queue {queue!r}, up to {concurrency} runs at once (Ctrl+C stops)"
+    typer.echo(startup_line(started, fmt), err=True)
 
     def go() -> None:
         with chosen:

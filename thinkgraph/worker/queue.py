@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, ThreadExistsError
 from thinkgraph.storage.checkpointers import is_postgres_url
 from thinkgraph.types import check_thread_id
+from thinkgraph.views.logs import log_job
 
 if TYPE_CHECKING:
     import procrastinate
@@ -128,7 +129,8 @@ async def _advance(
             f"{ADVANCE_TASK} jobs run in a thinkgraph worker: start one with "
             "`thinkgraph worker` or thinkgraph.worker.run_worker"
         )
-    status: str = await runner.advance(thread_id, task=task, decisions=decisions, at=at)
+    with log_job(context.job.id, thread_id):  # every line logged meanwhile names them
+        status: str = await runner.advance(thread_id, task=task, decisions=decisions, at=at)
     return status
 
 

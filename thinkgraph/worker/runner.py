@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from thinkgraph.agent import Agent
 from thinkgraph.errors import ConfigError, ThreadNotFoundError
+from thinkgraph.worker.logs import protect_job_logs
 from thinkgraph.worker.queue import (
     DEFAULT_QUEUE,
     RUNNER_KEY,
@@ -153,6 +154,8 @@ def run_worker(
     ensure_schema(database)
     runner = ThreadRunner(chosen, database)
     app = build_app(database)
+    worker_name = name or "thinkgraph-worker"
+    protect_job_logs(worker_name)  # no job argument in clear, whoever set the logging up
 
     async def serve() -> None:
         async with app.open_async():
@@ -162,7 +165,7 @@ def run_worker(
             try:
                 await app.run_worker_async(
                     queues=[queue],
-                    name=name or "thinkgraph-worker",
+                    name=worker_name,
                     wait=wait,
                     concurrency=concurrency,
                     update_heartbeat_interval=heartbeat_s,
