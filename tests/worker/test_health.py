@@ -155,7 +155,7 @@ def test_a_worker_serves_health_and_metrics_on_its_port(
         # The job ends at the pause; its outcome is counted as it returns.
         _until(lambda: _sample(scraped(), "thinkgraph_jobs_total", outcome="paused") == 1)
         text = scraped()
-        assert _sample(text, "thinkgraph_job_seconds_count") == 1
+        assert _sample(text, "thinkgraph_job_seconds_count", outcome="paused") == 1
         assert _sample(text, "thinkgraph_job_retries_total") == 0
         assert _sample(text, "thinkgraph_tool_calls_total", tool="record", outcome="ok") == 2
         assert _sample(text, "thinkgraph_model_calls_total", model="scripted", outcome="ok") == 3
