@@ -69,7 +69,9 @@ class Worker:
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        deadline = time.monotonic() + 30
+        # A new process imports LangGraph, LiteLLM and Procrastinate first: slow on a busy
+        # machine.
+        deadline = time.monotonic() + 90
         while time.monotonic() < deadline and self.process.poll() is None:
             try:
                 httpx.get(self.url + "/healthz", timeout=1)

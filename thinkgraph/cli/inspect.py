@@ -87,7 +87,7 @@ def _print_totals(counted: RunCount, shown: int, status: str | None) -> None:
     if not counted.read and not counted.unread:
         return
     states = " · ".join(f"{n} {name}" for name, n in counted.by_status.items() if n)
-    line = f"{counted.read} runs: {states or 'none'}"
+    line = f"{counted.read} run{'' if counted.read == 1 else 's'}: {states or 'none'}"
     if counted.unread:
         line += f"; {counted.unread} older threads not counted"
     typer.echo(line)
