@@ -40,3 +40,12 @@ def test_runs_within_the_limit_say_no_more(sqlite_url: str) -> None:
     assert listed.returncode == 0, listed.stderr
     assert "more (raise --limit" not in listed.stdout
     assert "2 runs: 2 done" in listed.stdout
+
+
+def test_the_count_reads_only_the_newest_runs_and_counts_the_rest(sqlite_url: str) -> None:
+    _store(sqlite_url, done=2, paused=1)
+    with Agent(ScriptedModel([]), store=sqlite_url) as agent:
+        counted = agent.reader.count(most=2)
+    # The newest two are the paused run and the last done one.
+    assert counted.by_status == {"done": 1, "paused": 1, "running": 0, "failed": 0}
+    assert (counted.read, counted.unread) == (2, 1)

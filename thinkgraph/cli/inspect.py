@@ -52,7 +52,7 @@ def runs(
             found = agent.runs(status=status, limit=limit)  # type: ignore[arg-type]
             stopped = stopped_runs(agent, [r.thread_id for r in found if r.status == "running"])
             sizes = run_sizes(agent)
-            counted = agent.reader.count(most=COUNTED_RUNS)
+            counted = agent.reader.count()  # the newest COUNTED_RUNS
         if not found:
             typer.echo("no runs" + (f" with status {status}" if status else ""))
         for run in found:
@@ -72,11 +72,6 @@ def runs(
             print_jobs(url, limit=limit)
 
     guarded(go)
-
-
-COUNTED_RUNS = 10_000
-"""The newest runs `runs` reads for its totals (one small read each); older ones are
-counted as threads, not by state."""
 
 
 def _print_totals(counted: RunCount, shown: int, status: str | None) -> None:

@@ -6,8 +6,8 @@
                the store and the queue hold, read at scrape time:
 
         thinkgraph_runs{status}               stored runs by state (the newest
-                                              `COUNTED_RUNS`, read as `thinkgraph runs`
-                                              reads them)
+                                              `COUNTED_RUNS` of `runs.reader`, read
+                                              as `thinkgraph runs` reads them)
         thinkgraph_runs_uncounted             older threads past that bound
         thinkgraph_queue_jobs{queue, status}  thinkgraph's jobs in Procrastinate's table
                                               (todo, doing, failed), PostgreSQL only
@@ -40,12 +40,9 @@ from thinkgraph.worker.queue import ADVANCE_TASK
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
 
-__all__ = ["COUNTED_RUNS", "Health", "address_of", "listen", "serve_health"]
+__all__ = ["Health", "address_of", "listen", "serve_health"]
 
 logger = logging.getLogger("thinkgraph.health")
-
-COUNTED_RUNS = 10_000
-"""The newest runs a scrape reads for `thinkgraph_runs` (one small read each)."""
 
 PROBE_TIMEOUT_S = 5.0
 """How long a readiness probe waits for the store before it says not ready."""
@@ -83,7 +80,7 @@ class Health:
         *,
         queue_url: str | None = None,
         queues: tuple[str, ...] = (),
-        cache_s: float = 5.0,
+        cache_s: float = 10.0,
     ) -> None:
         self.agent = agent
         store_url = agent.store_url
@@ -93,6 +90,7 @@ class Health:
         self.queues = queues
         self.cache_s = cache_s
         self._probe: asyncio.Future[str | None] | None = None
+        self._last_reason: str | None = None
         self._counting = threading.Lock()
         self._counted: tuple[float, dict[str, float], list[tuple[str, str, float]]] | None = None
         self._registry: Any = None
@@ -110,15 +108,19 @@ class Health:
         return await asyncio.shield(self._probe)
 
     async def _read_store(self) -> str | None:
+        reason: str | None = None
         try:
             await asyncio.wait_for(self.agent.acheckpoint_id(PROBE_THREAD), PROBE_TIMEOUT_S)
         except TimeoutError:
             reason = f"the store did not answer in {PROBE_TIMEOUT_S:g} s"
         except Exception as exc:  # any fault of the store: what a probe reports
             reason = f"the store cannot be read: {_one_line(exc)}"
-        else:
-            return None
-        logger.warning("not ready: %s", reason)
+        if reason != self._last_reason:  # logged when it changes, not at every probe
+            if reason is None:
+                logger.warning("ready again: the store reads")
+            else:
+                logger.warning("not ready: %s", reason)
+            self._last_reason = reason
         return reason
 
     # -- metrics --------------------------------------------------------------------------
@@ -147,7 +149,7 @@ class Health:
 
     def _count_runs(self) -> dict[str, float]:
         try:
-            counted = self.agent.reader.count(most=COUNTED_RUNS)
+            counted = self.agent.reader.count()
         except Exception as exc:  # a scrape reports what it can; /readyz says why
             logger.warning("cannot count the runs for /metrics: %s", _one_line(exc))
             return {}
