@@ -46,6 +46,7 @@ and everything else strictly:
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -163,18 +164,22 @@ def _sections(body: str) -> tuple[list[_Section], str]:
     return sections, preamble
 
 
-def _keys(body: str) -> list[re.Match[str]]:
-    """The line-start keys outside code fences, or all of them if none outside decides."""
+@functools.lru_cache(maxsize=16)
+def _keys(body: str) -> tuple[re.Match[str], ...]:
+    """The line-start keys outside code fences, or all of them if none outside decides.
+
+    Read once per reply: the parser asks where the decision starts before ReAct reads it.
+    """
     matches = list(_KEY.finditer(body))
     starts, ends = _fences(body)
     outside = [m for m in matches if not _is_inside(m.start(), starts, ends)]
     if any(_key_name(m) in _DECISIVE for m in outside):
-        return outside
-    return matches  # the model fenced its whole reply, or the Action in it
+        return tuple(outside)
+    return tuple(matches)  # the model fenced its whole reply, or the Action in it
 
 
 def _key_name(match: re.Match[str]) -> str:
-    return re.sub(r"[ _]+", "_", match.group("key").lower())
+    return match.group("key").lower().replace(" ", "_")  # one space or underscore, by _KEY
 
 
 def _fences(body: str) -> tuple[list[int], list[int]]:
