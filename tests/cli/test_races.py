@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.support import race
+from tests.support.race import Racer
 from thinkgraph import Agent, ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,35 +29,6 @@ TOOLS = "tests.support.race:slow_append"
 BUSY = "is being advanced by another process (since "
 RACES = 20
 AT_ONCE = 10  # races started together (two processes each)
-
-
-class Racer:
-    """Starts commands together in fresh processes; see tests/support/race.py."""
-
-    def __init__(self, tmp: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        env.pop("THINKGRAPH_INTERACTIVE", None)
-        self.tmp = tmp
-        self.server = subprocess.Popen(
-            [sys.executable, "-m", "tests.support.race"],
-            cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-
-    def start(self, commands: list[tuple[list[str], dict[str, str]]]) -> list[tuple[int, str]]:
-        """Run `commands` (argv, extra env) at the same moment: (exit code, output) each."""
-        assert self.server.stdin is not None and self.server.stdout is not None
-        outs = [self.tmp / f"out-{uuid.uuid4().hex}" for _ in commands]
-        pairs = zip(commands, outs, strict=True)
-        line = [{"argv": a, "env": e, "out": str(o)} for (a, e), o in pairs]
-        self.server.stdin.write(json.dumps(line) + "\n")
-        self.server.stdin.flush()
-        codes = json.loads(self.server.stdout.readline())
-        return [(code, out.read_text()) for code, out in zip(codes, outs, strict=True)]
-
-    def close(self) -> None:
-        if self.server.stdin is not None:
-            self.server.stdin.close()
-        self.server.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
+import uuid
+from pathlib import Path
 
 from thinkgraph import tool
 
@@ -38,6 +41,38 @@ REPLIES = [
     'Thought: record it\nAction: slow_append\nAction Input: {"text": "once"}',
     "Thought: recorded\nFinal Answer: recorded",
 ]
+
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+class Racer:
+    """Starts commands together in fresh processes forked by this module's server."""
+
+    def __init__(self, tmp: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(_ROOT)}
+        env.pop("THINKGRAPH_INTERACTIVE", None)
+        self.tmp = tmp
+        self.server = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.race"],
+            cwd=_ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def start(self, commands: list[tuple[list[str], dict[str, str]]]) -> list[tuple[int, str]]:
+        """Run `commands` (argv, extra env) at the same moment: (exit code, output) each."""
+        assert self.server.stdin is not None and self.server.stdout is not None
+        outs = [self.tmp / f"out-{uuid.uuid4().hex}" for _ in commands]
+        pairs = zip(commands, outs, strict=True)
+        line = [{"argv": a, "env": e, "out": str(o)} for (a, e), o in pairs]
+        self.server.stdin.write(json.dumps(line) + "\n")
+        self.server.stdin.flush()
+        codes = json.loads(self.server.stdout.readline())
+        return [(code, out.read_text()) for code, out in zip(codes, outs, strict=True)]
+
+    def close(self) -> None:
+        if self.server.stdin is not None:
+            self.server.stdin.close()
+        self.server.wait(timeout=10)
 
 
 def _child(command: dict[str, object], start_at: float) -> None:
