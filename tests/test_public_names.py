@@ -199,6 +199,7 @@ PUBLIC: dict[str, list[str]] = {
         "approval_answer",
         "check_approvals",
         "check_edited_args",
+        "describe_answer",
     ],
     "thinkgraph.types": [
         "Breakpoints",
@@ -212,6 +213,7 @@ PUBLIC: dict[str, list[str]] = {
         "thread_id_problem",
     ],
     "thinkgraph.errors": [
+        "AnsweredError",
         "ConfigError",
         "GraphConfigError",
         "ModelConfigError",

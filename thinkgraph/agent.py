@@ -31,6 +31,7 @@ from thinkgraph.runs.reader import CheckpointInfo, RunReader
 from thinkgraph.runs.replay import areplay_agent as replay_of_agent
 from thinkgraph.state import BaseStep
 from thinkgraph.storage import DEFAULT_STORE, Retention, close_checkpointer
+from thinkgraph.storage.answers import Answer
 from thinkgraph.tools import Tool
 from thinkgraph.tracing import traced_config
 from thinkgraph.types import Breakpoints, RunStatus, StepLimits, check_thread_id
@@ -184,34 +185,39 @@ class Agent:
         """Run a task, yielding each chain step (numbered as stored) once it is written."""
         return asteps_of(self.aevents(task, thread_id))
 
-    async def aresume(self, thread_id: str, decisions: Any = None) -> RunResult:
+    async def aresume(
+        self, thread_id: str, decisions: Any = None, *, answer: Answer | None = None
+    ) -> RunResult:
         """Continue a run: after a crash, at a breakpoint, or with the answer it waits for.
 
         `decisions`: for approvals, every waiting call id mapped to `Approve()`,
         `Edit(args=...)`, `Reject(reason=...)` or `Respond(text=...)`; for an ask_human
-        pause, "retry", "abort" or guidance text; None to continue a run otherwise. Raises
+        pause, "retry", "abort" or guidance text; None to continue a run otherwise.
+        `answer`: their claim of the pause, made before (`Driver.claim_answer`). Raises
         what `Driver.resume` raises; a refused answer leaves the run as it was.
         """
-        return await outcome(self.driver.resume(thread_id, decisions, detail=False))
+        return await outcome(self.driver.resume(thread_id, decisions, detail=False, answer=answer))
 
     async def aresume_events(
-        self, thread_id: str, decisions: Any = None
+        self, thread_id: str, decisions: Any = None, *, answer: Answer | None = None
     ) -> AsyncIterator[RunEvent]:
         """`aresume`, yielding the events of `aevents` for the steps it adds."""
-        async for event in self.driver.resume(thread_id, decisions):
+        async for event in self.driver.resume(thread_id, decisions, answer=answer):
             yield event
 
     def astream_resume(self, thread_id: str, decisions: Any = None) -> AsyncIterator[BaseStep]:
         """`aresume`, yielding each new chain step as soon as its checkpoint is written."""
         return asteps_of(self.aresume_events(thread_id, decisions))
 
-    async def acheck_resume(self, thread_id: str, decisions: Any = None) -> str:
+    async def acheck_resume(
+        self, thread_id: str, decisions: Any = None, *, at: str | None = None
+    ) -> str:
         """Check that `resume(thread_id, decisions)` would be accepted, without running it.
 
         For handing the resume to a worker or a server task: a bad answer is refused where
         it is given. Returns the id of the checkpoint it answers; raises what `resume` would.
         """
-        return await self.driver.check_resume(thread_id, decisions)
+        return await self.driver.check_resume(thread_id, decisions, at=at)
 
     async def afork(
         self,

@@ -15,6 +15,7 @@ as configured, a run that cannot be found or continued, storage that cannot be o
         ├── ThreadNotFoundError  no run is stored under that thread id
         ├── ThreadExistsError    a new run was started on a thread that has one
         ├── NotPausedError       a resume answer was given to a run that is not paused
+        │   └── AnsweredError    its pause was already answered by another answer, which won
         ├── ResumeValueError     the resume answer does not fit what the run waits for
         ├── ThreadBusyError      another process is advancing the thread right now
         └── ThreadIdError        a thread id that cannot name a run (control characters)
@@ -22,7 +23,10 @@ as configured, a run that cannot be found or continued, storage that cannot be o
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
+    "AnsweredError",
     "ConfigError",
     "GraphConfigError",
     "ModelConfigError",
@@ -91,6 +95,15 @@ class ThreadExistsError(RunError):
 
 class NotPausedError(RunError):
     """A resume answer was given to a run that is not waiting for one."""
+
+
+class AnsweredError(NotPausedError):
+    """The pause was already answered by another answer, which won: this one is refused and
+    nothing changed. `answer` is the one that won (`thinkgraph.storage.answers.Answer`)."""
+
+    def __init__(self, answer: Any) -> None:
+        super().__init__(answer.refusal())
+        self.answer = answer
 
 
 class ResumeValueError(RunError, RuntimeError):

@@ -58,6 +58,7 @@ __all__ = [
     "approval_answer",
     "check_approvals",
     "check_edited_args",
+    "describe_answer",
 ]
 
 
@@ -318,6 +319,35 @@ def _check_edit(request: Pending, edit: Edit, tools: ToolArgs) -> None:
             f"edited arguments for call {request.call_id!r} ({request.tool}) are invalid: "
             f"{problems}"
         ) from exc
+
+
+_DONE = {"approve": "approved", "edit": "edited", "reject": "rejected", "respond": "responded"}
+
+
+def describe_answer(decisions: Any) -> str:
+    """What an answer to a pause decided, in a few words for a message ("approved",
+    "rejected", "answered: approved c1, rejected c2", "answered retry"); never its text."""
+    if isinstance(decisions, Mapping):
+        items = decisions.get("decisions") if set(decisions) == {"decisions"} else None
+        if isinstance(items, list):  # LangChain's answer: one decision per request, in order
+            actions = [str(i.get("type")) if isinstance(i, Mapping) else "?" for i in items]
+            return _described(actions, [str(n + 1) for n in range(len(actions))])
+        actions = []
+        for value in decisions.values():
+            action = value.get("action") if isinstance(value, Mapping) else None
+            actions.append(str(getattr(value, "action", None) or action or "?"))
+        return _described(actions, [str(call_id) for call_id in decisions])
+    if isinstance(decisions, str) and decisions.strip().lower() in ("retry", "abort"):
+        return f"answered {decisions.strip().lower()}"
+    return "answered with guidance"
+
+
+def _described(actions: list[str], names: list[str]) -> str:
+    kinds = set(actions)
+    if len(kinds) == 1 and actions[0] in _DONE:
+        return _DONE[actions[0]]
+    parts = [f"{_DONE.get(a, a)} {n}" for a, n in zip(actions, names, strict=True)]
+    return f"answered: {', '.join(parts)}"
 
 
 def approval_answer(requests: list[Pending], tools: ToolArgs) -> Any:

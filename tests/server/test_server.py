@@ -201,7 +201,11 @@ def test_with_a_queue_the_server_hands_runs_to_workers(tmp_path: Path) -> None:
         resumed = client.post(f"/runs/{thread}/resume", json=answer)
         assert resumed.status_code == 202 and "job_id" in resumed.json()
         twice = client.post(f"/runs/{thread}/resume", json=answer)
-        assert twice.status_code == 409 and "already waits in the queue" in twice.json()["error"]
+        assert twice.status_code == 409
+        job = resumed.json()["job_id"]
+        assert (
+            f"already answered: approved by job {job} on queue {queue!r}" in twice.json()["error"]
+        )
         work()
         assert client.get(f"/runs/{thread}").json()["answer"] == "3"
 

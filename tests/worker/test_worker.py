@@ -28,6 +28,7 @@ from tests.support.meeting import REPLIES as MEETING
 from tests.support.meeting import meeting
 from thinkgraph import Agent, Approve, Reject, ScriptedModel
 from thinkgraph.errors import (
+    AnsweredError,
     ConfigError,
     ResumeValueError,
     ThreadBusyError,
@@ -123,7 +124,7 @@ def test_bad_requests_are_refused_before_anything_is_queued(
         assert len(_jobs(queue)) == 1
         assert agent.result(thread_id).status == "paused"
         runs.resume(thread_id, {call_id: Approve()})
-        with pytest.raises(ThreadBusyError, match="already waits in the queue"):
+        with pytest.raises(AnsweredError, match="already answered: approved by job"):
             runs.resume(thread_id, {call_id: Approve()})  # a second click on "approve"
     assert [j[1] for j in _jobs(queue)] == ["succeeded", "todo"]
 

@@ -27,6 +27,7 @@ from typing import Annotated, Any
 
 import typer
 
+from thinkgraph._sync import run_sync
 from thinkgraph.cli._app import (
     app,
     existing_store,
@@ -47,8 +48,9 @@ from thinkgraph.cli._options import (
 from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, keep_masked
 from thinkgraph.cli._progress import choose_mode
 from thinkgraph.cli._runs import make_model, read_graph, run_graph, stopped_runs
-from thinkgraph.errors import ResumeValueError
+from thinkgraph.errors import ResumeValueError, ThreadBusyError
 from thinkgraph.hitl import Approve, Edit, Reject, Respond, check_approvals
+from thinkgraph.storage.answers import answer_of, latest_answer
 
 Decision = Approve | Edit | Reject | Respond
 
@@ -114,11 +116,22 @@ def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
             Agent(chosen, loaded, store=url, graph=address, validators=validators) as agent,
             ExitStack() as held,
         ):
-            if queue is None:  # held from the first read, so a loser is told who has it
-                held.enter_context(agent.lease(thread))
+            # The pause the person answers: a run that left it refuses the answer, naming
+            # the answer that won it (one answer per pause, `thinkgraph.storage.answers`).
+            at = agent.checkpoint_id(thread)
             before = agent.result(thread)
             waiting = {p.call_id or "": p for p in before.pending if p.kind == "approval"}
             if before.status != "paused" or not waiting:
+                won = None if at is None else answer_of(agent.driver.saver, thread, at)
+                if won is not None:  # it left the pause the person saw: by whose answer
+                    fail(won.refusal())
+                if before.status == "running":
+                    try:  # someone advances it: after whose answer, or who
+                        held.enter_context(agent.lease(thread))
+                    except ThreadBusyError as exc:
+                        won = latest_answer(agent.driver.saver, thread)
+                        fail(str(exc) if won is None else won.refusal())
+                    before = agent.result(thread)
                 fail(_not_waiting(thread, before))
             decisions = _kept(decide(sorted(waiting)), waiting)
             try:  # the one rule for answers (`hitl.check_approvals`), before anything moves
@@ -140,9 +153,10 @@ def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
                         "given; pass the run's tools with --tools module:attr"
                     )
             if queue is not None:
-                enqueue_resume(agent, thread, decisions, queue)
+                enqueue_resume(agent, thread, decisions, queue, at=at)
                 return
-            events = agent.resume_events(thread, decisions)
+            claim = run_sync(lambda: agent.driver.claim_answer(thread, decisions, at=at))
+            events = agent.resume_events(thread, decisions, answer=claim)
             follow(agent, thread, events, flags, mode=mode, no_input=opts.no_input,
                    tools=loaded, chain=before.chain)  # fmt: skip
 

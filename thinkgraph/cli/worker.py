@@ -210,10 +210,13 @@ def submit(
     guarded(go)
 
 
-def enqueue_resume(agent: Any, thread: str, decisions: Any, queue: str) -> None:
-    """Queue the continuation of `thread` for the workers, after the usual checks."""
+def enqueue_resume(
+    agent: Any, thread: str, decisions: Any, queue: str, at: str | None = None
+) -> None:
+    """Queue the continuation of `thread` for the workers, after the usual checks; `at`:
+    the paused checkpoint the answer was given for."""
     from thinkgraph.worker import RunQueue
 
     with RunQueue(agent, queue) as runs:
-        job = runs.resume(thread, decisions)
+        job = runs.resume(thread, decisions, at=at)
     typer.echo(f"queued job {job.job_id}: a worker on queue {job.queue} continues thread {thread}")

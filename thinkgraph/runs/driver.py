@@ -25,6 +25,7 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 
 from thinkgraph import tracing
 from thinkgraph.errors import (
+    AnsweredError,
     ConfigError,
     NotPausedError,
     ReplayThreadError,
@@ -35,6 +36,7 @@ from thinkgraph.errors import (
 from thinkgraph.graphs.address import address_in, check_continues_on_its_graph
 from thinkgraph.graphs.breakpoints import joined_breakpoints
 from thinkgraph.graphs.react import build_react_graph
+from thinkgraph.hitl import describe_answer
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.gate import check_answer
 from thinkgraph.result import RunResult
@@ -58,6 +60,7 @@ from thinkgraph.state import (
     with_declared_keys,
 )
 from thinkgraph.storage import open_checkpointer
+from thinkgraph.storage.answers import Answer, this_process
 from thinkgraph.storage.contract import Store
 from thinkgraph.storage.prune import Retention
 from thinkgraph.tools.guard import ToolGuard, guarded
@@ -212,6 +215,7 @@ class Driver:
         *,
         detail: bool = True,
         guard: ToolGuard | None = None,
+        answer: Answer | None = None,
     ) -> AsyncIterator[RunEvent]:
         """Continue a run: after a crash, at a breakpoint, or with the answer it waits for.
 
@@ -229,32 +233,105 @@ class Driver:
             guard: decides every tool call before it runs (`thinkgraph.tools.guard`); the
                 replay that made this run passes its own, and a replay is refused to
                 anyone without one.
+            answer: the claim `decisions` were given under (`claim_answer`, or a worker's
+                job); None: they claim the pause here. One answer per pause: the first
+                claim wins, and a claim whose answer is not applied (refused before the
+                run moved) is given back.
 
         Raises:
             ThreadNotFoundError: no run is stored under this thread id.
             ReplayThreadError: the thread holds a replay, which only its replay continues.
             NotPausedError: `decisions` was given but the run does not wait for an answer.
+            AnsweredError: another answer to the pause was claimed first; nothing changed.
             ResumeValueError: the decisions do not fit what the run waits for; the run is
                 left exactly as it was.
             ThreadBusyError: another process is advancing the thread right now; the run is
                 left as that process leaves it.
         """
         check_thread_id(thread_id)
-        async with self.store.alease(thread_id, nested=False):
-            latest, plan = await self._resume_plan(thread_id, decisions, guard)
-            limits = latest.values.get("limits")
-            counters = latest.values.get("counters") or Counters()
-            yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
-            if plan is None:
-                yield RunEnd(await self.reader.aresult(thread_id))
-                return
-            if plan[0] is None:
-                await self._route_again(latest, plan[1])
-            # `latest` left the chain out: a step of a user's node that comes unnumbered
-            # is looked up in the stored chain.
-            async for event in self._advance(thread_id, plan, counters, None, detail):
-                yield event
+        claimed = None
+        # Claimed before the lease, so a loser is told who won. A replay (`guard`) answers
+        # only its own thread, with what its source recorded.
+        if decisions is not None and guard is None:
+            claimed = await self._claim(thread_id, decisions, answer)
+        moved = False
+        try:
+            async with self.store.alease(thread_id, nested=False):
+                latest, plan = await self._resume_plan(thread_id, decisions, guard)
+                if claimed is not None:
+                    self._still_paused(latest, claimed)
+                limits = latest.values.get("limits")
+                counters = latest.values.get("counters") or Counters()
+                yield RunStart(thread_id, limits or self.limits, counters, resumed=True)
+                if plan is None:
+                    yield RunEnd(await self.reader.aresult(thread_id))
+                    return
+                if plan[0] is None:
+                    await self._route_again(latest, plan[1])
+                # `latest` left the chain out: a step of a user's node that comes
+                # unnumbered is looked up in the stored chain.
+                moved = True
+                async for event in self._advance(thread_id, plan, counters, None, detail):
+                    yield event
+        except BaseException:
+            if claimed is not None and not moved:  # not applied: the pause is free again
+                await asyncio.shield(self.store.arelease_answer(claimed))
+            raise
         await self._retain(thread_id)
+
+    async def claim_answer(
+        self,
+        thread_id: str,
+        decisions: Any,
+        *,
+        at: str | None = None,
+        by: str | None = None,
+    ) -> Answer:
+        """Check `decisions` as `resume` would, and claim the run's pause for them.
+
+        For a door that acknowledges an answer before it is applied (a server's request, a
+        queued job): of two answers to one pause, only the first claim is acknowledged.
+        Pass the claim to `resume` (``answer=``), which applies it.
+
+        Args:
+            thread_id: the paused run.
+            decisions: the answer, as `resume` takes it.
+            at: the paused checkpoint the answer was given for (what the person saw);
+                None: the run's latest.
+            by: who answers, for the refusal another answer gets ("job 12 on queue 'q'");
+                None: this process.
+
+        Raises:
+            AnsweredError: another answer to the pause was claimed first; nothing changed.
+            NotPausedError: the run (or the checkpoint `at`) does not wait for an answer.
+            And what `resume` raises for a bad answer; nothing is claimed then.
+        """
+        check_thread_id(thread_id)
+        checkpoint_id = await self.check_resume(thread_id, decisions, at=at)
+        mine = Answer(thread_id, checkpoint_id, describe_answer(decisions), by or this_process())
+        won = await self.store.aclaim_answer(mine)
+        if won.answer_id != mine.answer_id:
+            raise AnsweredError(won)
+        return won
+
+    async def _claim(self, thread_id: str, decisions: Any, answer: Answer | None) -> Answer:
+        """The claim `resume` applies `decisions` under: `answer` claimed again (the same
+        answer holds its pause still), or a new claim of the run's pause."""
+        if answer is None:
+            return await self.claim_answer(thread_id, decisions)
+        won = await self.store.aclaim_answer(answer)
+        if won.answer_id != answer.answer_id:
+            raise AnsweredError(won)
+        return won
+
+    @staticmethod
+    def _still_paused(latest: StateSnapshot, claimed: Answer) -> None:
+        """Refuse to apply `claimed` to any checkpoint but the pause it claimed."""
+        if str(latest.config["configurable"]["checkpoint_id"]) != claimed.checkpoint_id:
+            raise NotPausedError(
+                f"thread {claimed.thread_id!r} moved on from the pause at checkpoint "
+                f"{claimed.checkpoint_id} without this answer; nothing changed"
+            )
 
     async def fork(
         self,
@@ -351,8 +428,17 @@ class Driver:
             except InvalidUpdateError:
                 return
 
-    async def check_resume(self, thread_id: str, decisions: Any = None) -> str:
+    async def check_resume(
+        self, thread_id: str, decisions: Any = None, *, at: str | None = None
+    ) -> str:
         """Check that `resume(thread_id, decisions)` would be accepted, without running it.
+
+        Args:
+            thread_id: the run.
+            decisions: the answer, as `resume` takes it.
+            at: the paused checkpoint the answer was given for (what the person saw);
+                None: the run's latest. A run that moved on from it refuses the answer,
+                naming the answer that moved it when one was claimed.
 
         Returns:
             The id of the checkpoint the decisions answer (the run's latest).
@@ -360,8 +446,31 @@ class Driver:
         Raises:
             What `resume` raises for the same arguments; the run is not touched.
         """
-        latest, _ = await self._resume_plan(thread_id, decisions)
-        return str(latest.config["configurable"]["checkpoint_id"])
+        if at is not None:
+            await self._at_pause(thread_id, at)
+        try:
+            latest, _ = await self._resume_plan(thread_id, decisions)
+        except NotPausedError:
+            if at is not None:  # it moved in between: by whose answer, if one was claimed
+                await self._at_pause(thread_id, at)
+            raise
+        checkpoint_id = str(latest.config["configurable"]["checkpoint_id"])
+        if at is not None and checkpoint_id != at:
+            await self._at_pause(thread_id, at)  # it moved in between: refused
+        return checkpoint_id
+
+    async def _at_pause(self, thread_id: str, at: str) -> None:
+        """Refuse an answer given for the checkpoint `at` when the run has left it."""
+        latest = await self.reader.acheckpoint_id(thread_id)
+        if latest is None or latest == at:
+            return
+        won = await self.store.aanswer_of(thread_id, at)
+        if won is not None:
+            raise AnsweredError(won)
+        raise NotPausedError(
+            f"thread {thread_id!r} moved on from checkpoint {at}: it no longer waits for "
+            "this answer; nothing changed"
+        )
 
     # -- the one core ----------------------------------------------------------------------
 

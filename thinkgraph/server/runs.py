@@ -31,6 +31,7 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.runs import NodeStart, StepEvent
+from thinkgraph.storage.answers import this_process
 from thinkgraph.types import thread_id_problem
 
 if TYPE_CHECKING:
@@ -128,8 +129,13 @@ class ServerRuns:
     async def resume(self, thread: str, answer: Any) -> dict[str, Any]:
         if self.jobs is not None:
             return _queued(await self.jobs.aresume(thread, answer))
-        # A second answer to the same pause (a double click) is refused.
+        # One answer per pause, whichever server or process gives it: the answer claims
+        # the pause before it is acknowledged; a second (a double click, another server)
+        # is refused naming the first. A bad answer is refused here too, claiming nothing.
+        by = f"a request to the server ({this_process()})"
+        claim = await self.agent.driver.claim_answer(thread, answer, by=by)
         if thread in self.resuming:
+            await self.agent.driver.store.arelease_answer(claim)
             raise ThreadBusyError(
                 f"thread {thread!r} already has an answer on its way; wait for its events"
             )
@@ -139,12 +145,13 @@ class ServerRuns:
             if running is not None:
                 # Its start is still winding down after its pause: the answer goes after it.
                 await asyncio.shield(running)
-            await self.agent.acheck_resume(thread, answer)  # a bad answer is refused here
             self._room()
         except BaseException:
             self.resuming.discard(thread)
+            await self.agent.driver.store.arelease_answer(claim)
             raise
-        self._launch(thread, self.agent.aresume_events(thread, answer), answers=True)
+        events = self.agent.aresume_events(thread, answer, answer=claim)
+        self._launch(thread, events, answers=True)
         return {"thread_id": thread}
 
     def _room(self) -> None:

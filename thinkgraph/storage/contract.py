@@ -8,6 +8,8 @@ more, and this module is their one home:
 - **keep-for-resume**: a paused run's chain stored whole, so its resume replays nothing
   (and `settle`: deferred write work done while the run waits);
 - **lease**: one process advances a thread at a time (see `thinkgraph.storage.lease`);
+- **one answer per pause**: the first answer to a pause claims it, any other is refused
+  naming it (see `thinkgraph.storage.answers`);
 - **prune**: delete old checkpoints of finished runs, and each run's size
   (see `thinkgraph.storage.prune`).
 
@@ -37,6 +39,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from thinkgraph.errors import StorageError
+from thinkgraph.storage import answers
+from thinkgraph.storage.answers import Answer
 from thinkgraph.storage.lease import athread_lease, is_held, thread_lease
 from thinkgraph.storage.prune import PruneReport, prune, run_sizes
 
@@ -178,6 +182,19 @@ class Store:
     def is_held(self, thread_id: str) -> bool:
         """Whether some process advances `thread_id` now, for a listing."""
         return is_held(self.saver, thread_id)
+
+    async def aclaim_answer(self, answer: Answer) -> Answer:
+        """Claim `answer`'s pause, unless another answer has: the one that holds it (see
+        `storage.answers.claim`; compare the `answer_id`s)."""
+        return await answers.aclaim(self.saver, answer)
+
+    async def arelease_answer(self, answer: Answer) -> None:
+        """Give `answer`'s claim back: it was not applied after all."""
+        await answers.arelease(self.saver, answer)
+
+    async def aanswer_of(self, thread_id: str, checkpoint_id: str) -> Answer | None:
+        """The answer that claimed the pause of `thread_id` at `checkpoint_id`, if any."""
+        return await answers.aanswer_of(self.saver, thread_id, checkpoint_id)
 
     def prune(self, **options: Any) -> PruneReport:
         """Delete old checkpoints of finished runs (see `storage.prune.prune` for the

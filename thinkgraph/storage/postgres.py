@@ -23,6 +23,7 @@ from psycopg.types.json import Jsonb
 
 from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
 from thinkgraph.errors import StorageError
+from thinkgraph.storage.answers import ANSWERS_DDL
 from thinkgraph.storage.sqlite import AGAIN, LATEST_THREADS_SQL, checkpoint_key, worth_keeping
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
 from thinkgraph.storage.urls import shown_url
@@ -75,6 +76,7 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
         super().setup()
         with postgres_cursor(self) as cur:
             cur.execute(_KEPT_DDL)
+            cur.execute(ANSWERS_DDL)
 
     def keep_for_resume(self, config: RunnableConfig, values: Mapping[str, Any]) -> list[str]:
         """Store delta channels' values whole at the checkpoint `config` names.
@@ -126,6 +128,7 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
         super().delete_thread(thread_id)
         with postgres_cursor(self) as cur:
             cur.execute("DELETE FROM kept_snapshots WHERE thread_id = %s", (str(thread_id),))
+            cur.execute("DELETE FROM pause_answers WHERE thread_id = %s", (str(thread_id),))
 
     def has_thread(self, thread_id: str) -> bool:
         """Whether the store holds `thread_id`, by index alone (see `KnowsThreads`)."""

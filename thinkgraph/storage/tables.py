@@ -126,7 +126,7 @@ class _SqliteTables:
     def delete_thread(self, thread_id: str) -> Counts:
         counts = self.count_thread(thread_id)
         with self.saver.cursor() as cur:  # one transaction
-            for table in ("checkpoints", "writes", "delta_snapshots"):
+            for table in ("checkpoints", "writes", "delta_snapshots", "pause_answers"):
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
         return counts
 
@@ -250,7 +250,10 @@ class _PostgresTables:
     def delete_thread(self, thread_id: str) -> Counts:
         counts = self.count_thread(thread_id)
         with self._transaction() as cur:
-            for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs", "kept_snapshots"):
+            for table in (
+                "checkpoints", "checkpoint_writes", "checkpoint_blobs", "kept_snapshots",
+                "pause_answers",
+            ):  # fmt: skip
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread_id,))
         return counts
 

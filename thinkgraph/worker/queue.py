@@ -18,6 +18,8 @@ from pydantic import BaseModel
 
 from thinkgraph import metrics
 from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, ThreadExistsError
+from thinkgraph.hitl import describe_answer
+from thinkgraph.storage.answers import Answer, claiming
 from thinkgraph.storage.checkpointers import is_postgres_url
 from thinkgraph.types import check_thread_id
 from thinkgraph.views.logs import log_job
@@ -124,6 +126,7 @@ async def _advance(
     task: str | None = None,
     decisions: Any = None,
     at: str | None = None,
+    answer: str | None = None,
 ) -> str:
     runner = context.additional_context.get(RUNNER_KEY)
     if runner is None:
@@ -136,7 +139,10 @@ async def _advance(
     started = time.perf_counter()
     try:
         with log_job(context.job.id, thread_id):  # every line logged meanwhile names them
-            status: str = await runner.advance(thread_id, task=task, decisions=decisions, at=at)
+            by = f"job {context.job.id} on queue {context.job.queue!r}"
+            status: str = await runner.advance(
+                thread_id, task=task, decisions=decisions, at=at, answer=answer, by=by
+            )
     except ThreadBusyError:
         metrics.count_job_end("busy", time.perf_counter() - started)
         raise
@@ -272,18 +278,24 @@ class RunQueue:
                 "on a new thread id"
             ) from exc
 
-    def resume(self, thread_id: str, decisions: Any = None) -> QueuedJob:
+    def resume(self, thread_id: str, decisions: Any = None, *, at: str | None = None) -> QueuedJob:
         """Queue the continuation of a run: with a paused run's answer, or after a crash.
 
         The request is checked as `Agent.resume` checks it (`Agent.check_resume`), the
-        run's graph included, and nothing is queued when it is refused.
+        run's graph included, and nothing is queued when it is refused. An answer claims
+        the pause (`thinkgraph.storage.answers`) in the transaction that queues its job:
+        a second answer to the same pause is refused, naming the first, whether its job
+        still waits, runs, or has run. `at`: the paused checkpoint the answer was given
+        for (None: the run's latest).
 
         Raises:
             ThreadNotFoundError, NotPausedError, ResumeValueError: as `Agent.resume`.
             GraphAddressError: the run was recorded on another graph than the agent's.
+            AnsweredError: another answer to the pause was given first (queued or
+                applied): it is named, and nothing is queued.
             ThreadBusyError: a job for the thread already waits in the queue.
         """
-        at = self.agent.check_resume(thread_id, decisions)
+        at = self.agent.check_resume(thread_id, decisions, at=at)
         return self._defer(thread_id, decisions=encode_decisions(decisions), at=at)
 
     async def aresume(self, thread_id: str, decisions: Any = None) -> QueuedJob:
@@ -297,14 +309,34 @@ class RunQueue:
         from procrastinate.exceptions import AlreadyEnqueued
 
         task = self._opened().tasks[ADVANCE_TASK]
-        # `lock`: a thread's jobs run one at a time, in order. `queueing_lock`: at most one
-        # of them waits at a time (a second approval of the same pause is refused).
-        deferrer = task.configure(lock=thread_id, queueing_lock=thread_id, queue=self.queue)
         try:
-            job_id = deferrer.defer(thread_id=thread_id, **arguments)
+            if arguments.get("at") is None:
+                job_id = self._deferrer(task, thread_id).defer(thread_id=thread_id, **arguments)
+                return QueuedJob(job_id, thread_id, self.queue)
+            # An answer: it claims the pause in the store, and the job is inserted in the
+            # claim's own transaction (when the queue is in the store's database): of two
+            # answers, only the first is queued, and the other is refused naming it.
+            answer = Answer(
+                thread_id,
+                str(arguments["at"]),
+                describe_answer(arguments.get("decisions")),
+                f"a worker on queue {self.queue!r}",
+            )
+            with claiming(self.agent.driver.saver, answer) as claim:
+                same = self.url == self.agent.store_url
+                deferrer = self._deferrer(task, thread_id, claim.connection if same else None)
+                job_id = deferrer.defer(thread_id=thread_id, answer=answer.answer_id, **arguments)
+                claim.relabel(f"job {job_id} on queue {self.queue!r}")
         except AlreadyEnqueued as exc:
             raise ThreadBusyError(
                 f"a job for thread {thread_id!r} already waits in the queue; a worker on "
                 f"queue {self.queue!r} will run it"
             ) from exc
         return QueuedJob(job_id, thread_id, self.queue)
+
+    def _deferrer(self, task: Any, thread_id: str, connection: Any = None) -> Any:
+        # `lock`: a thread's jobs run one at a time, in order. `queueing_lock`: at most one
+        # of them waits at a time.
+        return task.configure(
+            lock=thread_id, queueing_lock=thread_id, queue=self.queue, connection=connection
+        )

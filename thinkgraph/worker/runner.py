@@ -23,7 +23,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from thinkgraph.agent import Agent
-from thinkgraph.errors import ConfigError, ThreadNotFoundError
+from thinkgraph.errors import AnsweredError, ConfigError, ThreadNotFoundError
+from thinkgraph.hitl import describe_answer
+from thinkgraph.storage.answers import Answer
 from thinkgraph.worker.health import Health, listen, serve_health
 from thinkgraph.worker.logs import protect_job_logs
 from thinkgraph.worker.queue import (
@@ -59,12 +61,17 @@ class ThreadRunner:
         task: str | None = None,
         decisions: Any = None,
         at: str | None = None,
+        answer: str | None = None,
+        by: str = "a worker",
     ) -> str:
         """Start or continue `thread_id`; return the run's status when it stops or pauses.
 
-        `at` is the checkpoint a resume job was queued against. A job retried after its
+        `at` is the checkpoint a resume job was queued against, `answer` the id of the
+        claim its decisions made on that pause when they were queued (see
+        `thinkgraph.storage.answers`), `by` the job, for messages. A job retried after its
         worker died may find the run past that point: it then only continues a run left
-        unfinished, and never applies its decisions to a later pause.
+        unfinished, and never applies its decisions to a later pause. A job whose pause
+        another answer claimed first ends quietly, with one line in the log.
 
         Raises:
             ThreadBusyError: another process holds the thread; the job is retried a second
@@ -86,10 +93,26 @@ class ThreadRunner:
             # A run goes on only on the graph it recorded: the driver refuses another
             # (`GraphAddressError`) before anything runs, and the job fails saying which
             # graph the run needs.
+            claim = None
+            if task is None and at is not None and decisions is not None and answer:
+                what = describe_answer(decisions)
+                claim = Answer(thread_id, at, what, by, answer)
             if task is None and current == at:
                 logger.info("thread %s: resuming at %s", thread_id, at)
-                return (await agent.aresume(thread_id, decisions)).status
+                try:
+                    return (await agent.aresume(thread_id, decisions, answer=claim)).status
+                except AnsweredError as exc:
+                    logger.info("thread %s: this job's answer is dropped: %s", thread_id, exc)
+                    return (await agent.aresult(thread_id)).status
             status = (await agent.aresult(thread_id)).status
+            if claim is not None:
+                won = await agent.driver.store.aanswer_of(thread_id, claim.checkpoint_id)
+                if won is not None and won.answer_id != claim.answer_id:
+                    logger.info(
+                        "thread %s: this job's answer is dropped: %s", thread_id, won.refusal()
+                    )
+                    if status != "running":
+                        return status
             if status != "running":
                 logger.info("thread %s: %s already, nothing to do", thread_id, status)
                 return status
