@@ -8,7 +8,9 @@ afterwards. The tool (`slow_append`) needs approval: it ran iff the winner appro
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
 import uuid
 from collections.abc import Iterator
@@ -23,7 +25,7 @@ from tests.support.race import Racer
 from thinkgraph import Agent, Approve, Reject, ScriptedModel
 from thinkgraph.errors import NotPausedError
 from thinkgraph.state import ToolResultStep
-from thinkgraph.worker import RunQueue, run_worker
+from thinkgraph.worker import RunQueue, ThreadRunner, run_worker
 
 TOOLS = "tests.support.race:slow_append"
 RUNS = 4
@@ -164,3 +166,26 @@ def test_two_conflicting_cli_answers_at_once_exactly_one_is_acknowledged(
             direct = direct_effects.read_text().splitlines() if direct_effects.exists() else []
             assert len(direct) <= 1, pair
     assert collided, "no race collided: the processes never overlapped"
+
+
+def test_a_job_whose_pause_another_answer_won_ends_quietly_with_one_line(
+    queue: str, quick_tool: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    [(thread, call)] = _paused(1)
+    with _agent() as agent, RunQueue(agent, queue) as runs:
+        pause = agent.checkpoint_id(thread)
+        first = runs.resume(thread, {call: Approve()})
+        # A job of another answer to the same pause (queued where the claim was not seen).
+        runner = ThreadRunner(agent, POSTGRES_URL)
+        rejected = {call: Reject(reason="no").model_dump()}
+        with caplog.at_level(logging.INFO, logger="thinkgraph.worker"):
+            status = asyncio.run(
+                runner.advance(thread, decisions=rejected, at=pause, answer="other", by="job 0")
+            )
+        assert status == "paused" and agent.checkpoint_id(thread) == pause
+    lines = [r for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].exc_info is None
+    assert f"already answered: approved by job {first.job_id}" in lines[0].getMessage()
+    _drain(queue)
+    with _agent() as agent:
+        assert agent.result(thread).status == "done" and _tool_ran(agent, thread)
