@@ -91,7 +91,7 @@ def test_many_threads_held_at_once_take_one_lease_session(named: tuple[Any, str]
             with thread_lease(saver, thread_id):
                 holding.wait(timeout=20)
                 release.wait(timeout=20)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
             holding.abort()
 
@@ -136,26 +136,25 @@ def test_a_lease_whose_session_died_is_lost_and_the_next_one_reconnects(
     named: tuple[Any, str], thread_id: str
 ) -> None:
     saver, name = named
-    with thread_lease(saver, thread_id):
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-            conn.execute(
-                "SELECT pg_terminate_backend(l.pid) FROM pg_locks l "
-                "JOIN pg_stat_activity a ON a.pid = l.pid "
-                "WHERE l.locktype = 'advisory' AND a.application_name = %s",
-                (name,),
-            )
-            # The thread is free for anyone else now: its lease went with the session.
-            key = f"thinkgraph:thread:{thread_id}"
-            deadline = time.monotonic() + 10
-            while True:
-                got = conn.execute(
-                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
-                ).fetchone()
-                if got and got[0]:
-                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
-                    break
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+    with thread_lease(saver, thread_id), psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(l.pid) FROM pg_locks l "
+            "JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND a.application_name = %s",
+            (name,),
+        )
+        # The thread is free for anyone else now: its lease went with the session.
+        key = f"thinkgraph:thread:{thread_id}"
+        deadline = time.monotonic() + 10
+        while True:
+            got = conn.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
+            ).fetchone()
+            if got and got[0]:
+                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
     # Letting go of a lost lease is quiet; the next one opens a new session.
     with thread_lease(saver, thread_id):
         assert is_held(saver, thread_id)
