@@ -13,7 +13,8 @@ takes L seconds per call, thinkgraph against a plain async LangGraph agent on
 `AsyncSqliteSaver` and against bare litellm calls, each in its own process; one worker on
 PostgreSQL at concurrency 1 and 50; and the wall time of ``thinkgraph run`` in a fresh
 process. Between the two, the time each view takes to mask and show a reply with 200,000
-secret keys (20,000 with ``--quick``), in a process of its own.
+secret keys (20,000 with ``--quick``), in a process of its own, and what the text policy's
+parse costs per reply at 10 KB and 100 KB in each tool-call format (no worse than linear).
 
 Modules:
     workload         the shared task: scripted replies, the ``add`` tool, the payload size
@@ -33,4 +34,5 @@ Modules:
     concurrency_report  their tables, goals and JSON
     masking          every view of a reply with many secret keys, timed in a child process
     prune            pruning 1,000 finished runs (trim, delete, VACUUM), in a child process
+    parse_formats    the text policy's parse cost per reply: 10 KB and 100 KB, every format
 """

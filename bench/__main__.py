@@ -128,6 +128,7 @@ def config_from(args: argparse.Namespace) -> SuiteConfig:
             concurrency=concurrency,
             masking_keys=None,
             prune_runs=None,
+            parse_sizes_kb=None,
         )
     if args.quick:
         return SuiteConfig(

@@ -21,6 +21,9 @@ from bench.concurrency_report import (
 )
 from bench.goals import Goal, judge
 from bench.masking import KEYS as MASKING_KEYS
+from bench.parse_formats import LINEAR_LIMIT, ParseSample
+from bench.parse_formats import REPEAT as PARSE_REPEAT
+from bench.parse_formats import markdown as parse_markdown
 from bench.samples import ResumeSample, RunSample, median_or_none
 from bench.suite import SuiteResults
 from bench.workload import payload_bytes_per_cycle
@@ -196,6 +199,7 @@ def build_goals(results: SuiteResults, rows: list[Row]) -> list[Goal]:
         _paused_goal(results),
         _overhead_goal(results),
         _masking_goal(results),
+        _parse_goal(results.parse),
         *concurrency_goals(results.concurrency),
     ]
 
@@ -321,6 +325,21 @@ def _masking_goal(results: SuiteResults) -> Goal:
     )
 
 
+def _parse_goal(sample: ParseSample | None) -> Goal:
+    worst = sample.worst if sample is not None else None
+    text = ""
+    if sample is not None and worst is not None:
+        small, large = min(sample.sizes_kb), max(sample.sizes_kb)
+        text = f"worst: {worst[0]} {worst[1]:.2f}× per KB at {large} KB vs {small} KB"
+    return judge(
+        "parse cost linear in the reply's length",
+        f"per-KB parse cost at 100 KB ≤ {LINEAR_LIMIT:.0f}× at 10 KB, every format",
+        worst[1] if worst is not None else None,
+        text,
+        worst is not None and worst[1] <= LINEAR_LIMIT,
+    )
+
+
 def _masking_markdown(results: SuiteResults) -> list[str]:
     sample = results.masking
     if sample is None:
@@ -388,6 +407,7 @@ def to_markdown(results: SuiteResults, rows: list[Row], goals: list[Goal]) -> st
         lines += [*concurrency_markdown(results.concurrency), ""]
     lines += _masking_markdown(results)
     lines += _prune_markdown(results)
+    lines += parse_markdown(results.parse) if results.parse is not None else []
     lines += ["| goal | target | measured | status |", "|---|---|---|---|"]
     lines += [f"| {g.name} | {g.target} | {g.measured} | **{g.status}** |" for g in goals]
     lines += ["", *[f"- {note}" for note in _notes(results)]]
@@ -401,10 +421,28 @@ def _notes(results: SuiteResults) -> list[str]:
             f"Orchestration-cost part not run; whole benchmark took {results.seconds:.0f} s "
             f"on {os.cpu_count()} CPUs (load average at the end: {_load()}).",
             *_masking_note(results),
+            *_parse_note(results),
             *latency_bound,
             _engine_note(),
         ]
-    return [*_orchestration_notes(results), *_masking_note(results), *latency_bound]
+    return [
+        *_orchestration_notes(results),
+        *_masking_note(results),
+        *_parse_note(results),
+        *latency_bound,
+    ]
+
+
+def _parse_note(results: SuiteResults) -> list[str]:
+    if results.parse is None:
+        return []
+    return [
+        "Parse cost: `thinkgraph.policies.react_text.parse` on one reply per format and size "
+        "(a long argument or reasoning block; the hostile ones all `<tool_call>`, `[` or "
+        "spaces), timed in the benchmark's process, each sample parsing about 1 MB, sizes "
+        f"interleaved, medians of {PARSE_REPEAT}; per KB = (ms at 100 KB / 100) / "
+        "(ms at 10 KB / 10)."
+    ]
 
 
 def _orchestration_notes(results: SuiteResults) -> list[str]:
@@ -503,6 +541,7 @@ def to_json(results: SuiteResults, rows: list[Row], goals: list[Goal]) -> dict[s
         "concurrency": concurrency_json(results.concurrency),
         "masking": asdict(results.masking) if results.masking is not None else None,
         "prune": asdict(results.prune) if results.prune is not None else None,
+        "parse": asdict(results.parse) if results.parse is not None else None,
     }
 
 

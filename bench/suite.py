@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from bench import bare_loop, masking, prebuilt_run, thinkgraph_run
+from bench import bare_loop, masking, parse_formats, prebuilt_run, thinkgraph_run
 from bench import prune as prune_bench
 from bench.concurrency import ConcurrencyConfig, ConcurrencyResults, run_scenarios
 from bench.masking import MaskingSample
+from bench.parse_formats import ParseSample
 from bench.prune import PruneSample
 from bench.samples import ResumeSample, RunSample
 
@@ -52,6 +53,9 @@ class SuiteConfig:
     None skips it."""
     prune_runs: int | None = prune_bench.RUNS
     """Finished runs whose prune is timed (`bench.prune`); None skips it."""
+    parse_sizes_kb: tuple[int, ...] | None = parse_formats.SIZES_KB
+    """Reply sizes whose parse by the text policy is timed in every format
+    (`bench.parse_formats`); None skips it."""
 
 
 @dataclass(slots=True)
@@ -70,6 +74,8 @@ class SuiteResults:
     """Each view's time to mask and show a reply with many secret keys, when measured."""
     prune: PruneSample | None = None
     """The time to prune many finished runs, when measured."""
+    parse: ParseSample | None = None
+    """The text policy's parse time per reply, by format and size, when measured."""
     seconds: float = 0.0
 
 
@@ -80,7 +86,8 @@ def log(message: str) -> None:
 
 def run_suite(config: SuiteConfig) -> SuiteResults:
     """Warm up, time the runs, then time resumes of the kept long runs; then the masking
-    of a huge reply and the latency-bound scenarios, each in a process of its own."""
+    of a huge reply and the latency-bound scenarios, each in a process of its own, and the
+    parse cost of long replies in this one."""
     started = time.perf_counter()
     results = SuiteResults(config)
     if config.cycles:
@@ -88,6 +95,9 @@ def run_suite(config: SuiteConfig) -> SuiteResults:
     if config.masking_keys:
         log("masking:")
         results.masking = masking.measure(config.masking_keys, log)
+    if config.parse_sizes_kb:
+        log("parse cost per reply:")
+        results.parse = parse_formats.measure(config.parse_sizes_kb, log=log)
     if config.prune_runs:
         log("prune:")
         results.prune = prune_bench.measure(config.prune_runs, log)

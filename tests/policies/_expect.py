@@ -32,12 +32,27 @@ class Error:
     """A fragment the feedback must contain."""
 
 
-Expected = Call | Final | Error
+@dataclass(frozen=True)
+class Calls:
+    """A reply that calls several tools, in this order."""
+
+    calls: tuple[Call, ...]
+
+    def __init__(self, *calls: Call) -> None:
+        object.__setattr__(self, "calls", calls)
+
+
+Expected = Call | Calls | Final | Error
 
 
 def check(decision: Decision, expected: Expected) -> None:
     """The decision is exactly what was expected, and nothing else is set."""
-    if isinstance(expected, Call):
+    if isinstance(expected, Calls):
+        assert decision.kind == "tool_calls", decision.error
+        got = [(c.name, c.args, c.raw_args) for c in decision.tool_calls]
+        assert got == [(c.name, c.args, c.raw) for c in expected.calls]
+        assert decision.answer is None and decision.error is None
+    elif isinstance(expected, Call):
         assert decision.kind == "tool_calls", decision.error
         assert len(decision.tool_calls) == 1
         call = decision.tool_calls[0]
@@ -60,9 +75,9 @@ CALC = Call("calculator", {"expression": "2+2"})
 def assert_consistent(decision: Decision) -> None:
     """The decision's fields agree with its kind, whatever the reply was."""
     if decision.kind == "tool_calls":
-        assert len(decision.tool_calls) == 1
-        call = decision.tool_calls[0]
-        assert call.name and (call.args is None) != (call.raw_args is None)
+        assert decision.tool_calls
+        for call in decision.tool_calls:
+            assert call.name and (call.args is None) != (call.raw_args is None)
         assert decision.answer is None and decision.error is None
     elif decision.kind == "final":
         assert decision.answer and decision.error is None and not decision.tool_calls

@@ -159,8 +159,8 @@ CASES = [
     ),
     pytest.param(
         "<think>all of it</think>",
-        Error("Your reply was empty"),
-        id="only-a-think-block-is-an-empty-reply",
+        Error("only a reasoning block"),
+        id="only-a-think-block-is-feedback-saying-so",
     ),
     # -- hallucinated observations
     pytest.param(

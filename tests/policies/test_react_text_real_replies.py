@@ -138,22 +138,47 @@ LENIENT_JSON_CASES = [
     ),
 ]
 
-ERROR_CASES = [
-    # -- call syntax on the Action line
-    pytest.param(
-        'Action: search({"query": "weather in Oslo"})',
-        Error('Action: search\nAction Input: {"query": "weather in Oslo"}'),
-        id="call-syntax-with-json",
-    ),
+CALL_ON_THE_ACTION_LINE = [
+    # -- call syntax with literal arguments, JSON and JSON-agent blobs are read (issue 27)
+    pytest.param('Action: search({"query": "weather in Oslo"})', OSLO, id="call-syntax-with-json"),
     pytest.param(
         'Thought: I need a tool.\nAction: search ({"input": "weather in Oslo"})',
-        Error('Action: search\nAction Input: {"input": "weather in Oslo"}'),
+        Call("search", {"input": "weather in Oslo"}),
         id="call-syntax-with-space-and-json",
     ),
     pytest.param(
         'Action: calculator(expression="2+2")',
-        Error('Action: calculator\nAction Input: {"expression": "2+2"}'),
+        Call("calculator", {"expression": "2+2"}),
         id="call-syntax-with-keyword-arguments",
+    ),
+    pytest.param(
+        'Action:\n```json\n{"action": "search", "action_input": "weather in Oslo"}\n```',
+        Call("search", raw="weather in Oslo"),
+        id="json-agent-blob-under-action",
+    ),
+    pytest.param(
+        'Thought: I should search.\nAction: {"action": "search", "action_input": {"query": "x"}}',
+        Call("search", {"query": "x"}),
+        id="json-agent-blob-on-action-line",
+    ),
+    pytest.param(
+        'Thought: I know it.\n```json\n{"action": "Final Answer", "action_input": "4"}\n```',
+        Final("4"),
+        id="json-agent-blob-reply",
+    ),
+]
+
+ERROR_CASES = [
+    # -- call syntax on the Action line that cannot be read as a call
+    pytest.param(
+        'Action: search("weather in Oslo")',
+        Error("Action: search\nAction Input: <its arguments as one JSON object>"),
+        id="call-syntax-with-a-positional-string",
+    ),
+    pytest.param(
+        "Action: calculator(expression=2+2)",
+        Error('Action: calculator\nAction Input: {"expression": "2+2"}'),
+        id="call-syntax-with-an-expression",
     ),
     pytest.param(
         "Action: Search[weather in Oslo]",
@@ -200,19 +225,9 @@ ERROR_CASES = [
     ),
     # -- another protocol
     pytest.param(
-        'Action:\n```json\n{"action": "search", "action_input": "weather in Oslo"}\n```',
-        Error('"action"'),
-        id="json-agent-blob-under-action",
-    ),
-    pytest.param(
-        'Thought: I should search.\nAction: {"action": "search", "action_input": {"query": "x"}}',
+        'Action:\n```json\n{"action": "search"}\n```',
         Error("Write the tool's name after 'Action:'"),
-        id="json-agent-blob-on-action-line",
-    ),
-    pytest.param(
-        'Thought: I know it.\n```json\n{"action": "Final Answer", "action_input": "4"}\n```',
-        Error('"action"'),
-        id="json-agent-blob-reply",
+        id="json-agent-blob-without-an-input",
     ),
     pytest.param(
         'Action: search\nAction Input: {"action": "search", "action_input": "weather in Oslo"}',
@@ -343,6 +358,7 @@ STILL_WORKING = [
     + FULL_WIDTH_CASES
     + MARKDOWN_INPUT_CASES
     + LENIENT_JSON_CASES
+    + CALL_ON_THE_ACTION_LINE
     + ERROR_CASES
     + FENCE_CASES
     + STILL_WORKING,
@@ -381,25 +397,25 @@ def test_missing_input_feedback_is_exact() -> None:
 
 
 def test_call_syntax_feedback_rewrites_the_call() -> None:
-    error = parse('Action: search({"query": "weather in Oslo"})').error
+    error = parse("Action: calculator(expression=2+2)").error
     assert error is not None
     assert error.startswith(
-        "Your 'Action:' line wrote the call as 'search({\"query\": \"weather in Oslo\"})'. "
+        "Your 'Action:' line wrote the call as 'calculator(expression=2+2)'. "
         "Write the tool's name alone after 'Action:' and its arguments as one JSON object "
         "after 'Action Input:', like this:\n"
         "\n"
-        "Action: search\n"
-        'Action Input: {"query": "weather in Oslo"}\n'
+        "Action: calculator\n"
+        'Action Input: {"expression": "2+2"}\n'
         "\n"
         "Reply in exactly this format:"
     )
 
 
 def test_json_agent_final_answer_feedback_shows_the_final_answer_line() -> None:
-    error = parse('```json\n{"action": "Final Answer", "action_input": "4"}\n```').error
+    error = parse('```json\n{"action": "Final Answer", "answer": "4"}\n```').error
     assert error is not None
     assert "When you know the answer, write it after 'Final Answer:'" in error
-    assert "like this:\n\nFinal Answer: 4\n\n" in error
+    assert "like this:\n\nFinal Answer: <your answer>\n\n" in error
 
 
 def test_a_long_sentence_is_quoted_short() -> None:

@@ -119,7 +119,12 @@ def test_workers_and_serve_keep_working_after_the_database_restarts(
             for thread in before:
                 runs.submit("wait a bit", thread)
             # Some runs are inside their 1 s tool when the database goes away.
-            _wait_for(lambda: "doing" in _job_states(url, queue).values(), 30, "a job in flight")
+            try:
+                _wait_for(
+                    lambda: "doing" in _job_states(url, queue).values(), 60, "a job in flight"
+                )
+            except AssertionError:
+                raise AssertionError("".join(worker.lines)[-4000:]) from None
             pg_cluster.restart(down_s=2.0)
             for thread in after:
                 runs.submit("wait a bit", thread)

@@ -116,6 +116,17 @@ def write_file(output: Path, data: str | bytes, what: str) -> None:
     typer.echo(f"wrote {output} ({what})")
 
 
+def log_options(level: str, fmt: str) -> tuple[str, str]:
+    """``--log-level`` and ``--log-format``, checked before anything starts; a bad value
+    is one line naming the choices (`thinkgraph.views.logs.configure_logging` uses them)."""
+    from thinkgraph.views.logs import check_log_options
+
+    try:
+        return check_log_options(level, fmt)
+    except ThinkgraphError as exc:
+        fail(str(exc))
+
+
 def default_store() -> str:
     from thinkgraph.storage import DEFAULT_STORE
 

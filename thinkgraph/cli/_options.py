@@ -28,6 +28,8 @@ __all__ = [
     "EnqueueOpt",
     "GraphOpt",
     "JsonOpt",
+    "LogFormatOpt",
+    "LogLevelOpt",
     "MaxStepsOpt",
     "McpOpt",
     "ModelOpt",
@@ -85,6 +87,23 @@ ScriptOpt = Annotated[
 QueueOpt = Annotated[
     str,
     typer.Option("--queue", help="The job queue (a worker serves the queue it is started on)."),
+]
+LogLevelOpt = Annotated[
+    str,
+    typer.Option(
+        "--log-level",
+        envvar="THINKGRAPH_LOG_LEVEL",
+        help="debug, info, warning or error (litellm's own lines only at debug).",
+    ),
+]
+LogFormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--log-format",
+        envvar="THINKGRAPH_LOG_FORMAT",
+        help="text, or json: one object per line (time, level, logger, message, job_id, "
+        "thread_id).",
+    ),
 ]
 EnqueueOpt = Annotated[
     bool,

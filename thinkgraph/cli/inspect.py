@@ -23,6 +23,7 @@ from thinkgraph.cli.prune import human_size
 from thinkgraph.errors import ThreadNotFoundError
 
 if TYPE_CHECKING:
+    from thinkgraph.runs.reader import RunCount
     from thinkgraph.views.redact import Redactor
 
 SHOW_FORMATS = ("text", "markdown", "json", "html")
@@ -51,6 +52,7 @@ def runs(
             found = agent.runs(status=status, limit=limit)  # type: ignore[arg-type]
             stopped = stopped_runs(agent, [r.thread_id for r in found if r.status == "running"])
             sizes = run_sizes(agent)
+            counted = agent.reader.count()  # the newest COUNTED_RUNS
         if not found:
             typer.echo("no runs" + (f" with status {status}" if status else ""))
         for run in found:
@@ -63,12 +65,27 @@ def runs(
                 f"{run.thread_id:<16} {status_text:<36} {run.nodes:>3} "
                 f"{'node ' if run.nodes == 1 else 'nodes'}  {when}  {size:>9}"
             )
+        _print_totals(counted, len(found), status)
         from thinkgraph.storage import is_postgres_url
 
         if status is None and is_postgres_url(url):
             print_jobs(url, limit=limit)
 
     guarded(go)
+
+
+def _print_totals(counted: RunCount, shown: int, status: str | None) -> None:
+    """What the listing left out ("N more") and the runs per state."""
+    matching = counted.by_status[status] if status is not None else counted.read  # type: ignore[index]
+    if matching > shown:
+        typer.echo(f"{matching - shown} more (raise --limit to list them)")
+    if not counted.read and not counted.unread:
+        return
+    states = " · ".join(f"{n} {name}" for name, n in counted.by_status.items() if n)
+    line = f"{counted.read} run{'' if counted.read == 1 else 's'}: {states or 'none'}"
+    if counted.unread:
+        line += f"; {counted.unread} older threads not counted"
+    typer.echo(line)
 
 
 def run_sizes(agent: Any) -> dict[str, int]:

@@ -10,9 +10,11 @@ from typing import Annotated, Any
 
 import typer
 
-from thinkgraph.cli._app import app, fail, guarded
+from thinkgraph.cli._app import app, fail, guarded, log_options
 from thinkgraph.cli._options import (
     AgentOptions,
+    LogFormatOpt,
+    LogLevelOpt,
     StoreOpt,
     with_options,
 )
@@ -81,6 +83,8 @@ def serve(
             help="Seconds a request's line and headers have to arrive in [default: 10].",
         ),
     ] = None,
+    log_level: LogLevelOpt = "info",
+    log_format: LogFormatOpt = "text",
     *,
     agent: AgentOptions,
 ) -> None:
@@ -101,9 +105,11 @@ def serve(
             MAX_CONNECTIONS,
             bounded_http_protocol,
         )
-        from thinkgraph.server.logs import redact_access_log
     except ImportError:
         fail("serve needs the server extra: pip install 'thinkgraph[server]'")
+    from thinkgraph.views.logs import configure_logging, startup_line
+
+    level, fmt = log_options(log_level, log_format)
     loopback = host.strip("[]").lower() in LOOPBACK
     if no_token and token:
         fail("give --token or --no-token, not both (THINKGRAPH_TOKEN sets --token)")
@@ -147,12 +153,14 @@ def serve(
                 max_connections=_room_for(max_connections or MAX_CONNECTIONS),
                 header_timeout_s=header_timeout or HEADER_TIMEOUT_S,
             )
-            # No WebSocket route is served: an upgrade is answered as plain HTTP.
+            # No WebSocket route is served: an upgrade is answered as plain HTTP. uvicorn's
+            # lines (its access log too) go through our masking handler, not its own.
             config = uvicorn.Config(
-                app, host=host, port=port, log_level="info", http=protocol, ws="none"
-            )
-            redact_access_log()  # after uvicorn set its logging up
-            typer.echo(f"serving on {url} (Ctrl+C stops)", err=True)
+                app, host=host, port=port, log_level=level, log_config=None, http=protocol,
+                ws="none",
+            )  # fmt: skip
+            configure_logging(level, fmt)
+            typer.echo(startup_line(f"serving on {url} (Ctrl+C stops)", fmt), err=True)
             uvicorn.Server(config).run(sockets=[listening])
 
     with listening:

@@ -22,9 +22,12 @@ from thinkgraph.cli._app import (
     load_breakpoints,
     load_tools,
     load_validators,
+    log_options,
 )
 from thinkgraph.cli._options import (
     AgentOptions,
+    LogFormatOpt,
+    LogLevelOpt,
     QueueOpt,
     StoreOpt,
     with_options,
@@ -121,6 +124,15 @@ def worker(
             "side; one thread's jobs still run one at a time).",
         ),
     ] = 10,
+    log_level: LogLevelOpt = "info",
+    log_format: LogFormatOpt = "text",
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(min=0, max=65535, help="Serve /healthz, /readyz and /metrics on this port."),
+    ] = None,
+    metrics_host: Annotated[
+        str, typer.Option(help="The address of --metrics-port (loopback unless changed).")
+    ] = "127.0.0.1",
     *,
     agent: AgentOptions,
 ) -> None:
@@ -129,19 +141,18 @@ def worker(
     Start as many as the load needs, on any machines that reach the PostgreSQL store. A
     paused run holds no worker; a killed worker's job is picked up by another.
     """
-    import logging
-
+    from thinkgraph.views.logs import configure_logging, startup_line
     from thinkgraph.worker import run_worker
 
+    level, fmt = log_options(log_level, log_format)
     if agent.agent_spec is None:
         _postgres(store)
     chosen, url = agent_from_options(agent, store)
     _postgres(url)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    typer.echo(
-        f"worker serving queue {queue!r}, up to {concurrency} runs at once (Ctrl+C stops)",
-        err=True,
-    )
+    configure_logging(level, fmt)  # every line masked: a job's arguments as sizes
+    probes = None if metrics_port is None else _probes(metrics_host, metrics_port)
+    started = f"worker serving queue {queue!r}, up to {concurrency} runs at once (Ctrl+C stops)"
+    typer.echo(startup_line(started, fmt), err=True)
 
     def go() -> None:
         with chosen:
@@ -154,9 +165,26 @@ def worker(
                 stalled_after_s=stalled_after,
                 concurrency=concurrency,
                 wait=not once,
+                metrics=probes,
             )
 
     guarded(go)
+
+
+def _probes(host: str, port: int) -> Any:
+    """The bound socket of --metrics-port, said where it is; a fault is one line."""
+    from thinkgraph import metrics
+    from thinkgraph.errors import ConfigError
+    from thinkgraph.worker.health import address_of, listen
+
+    if not metrics.available():
+        fail("--metrics-port needs prometheus-client: pip install 'thinkgraph[worker]'")
+    try:
+        listening = listen(host, port)
+    except ConfigError as exc:
+        fail(str(exc))
+    typer.echo(f"metrics on {address_of(listening)}/metrics (and /healthz, /readyz)", err=True)
+    return listening
 
 
 @app.command(rich_help_panel=_PANEL)

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from thinkgraph import tracing
+from thinkgraph import metrics, tracing
 from thinkgraph.llm._spans import llm_result, model_attributes, reply_attributes, start_model_run
 from thinkgraph.llm.base import (
     AsyncChatModel,
@@ -61,7 +61,8 @@ async def call_model(
 
     An `AsyncChatModel` is awaited; a model with only `complete` runs in a worker thread,
     so the event loop never waits on it. The call is traced here (see `thinkgraph.tracing`):
-    a "chat" span with the GenAI attributes, and a chat-model run for LangChain callbacks.
+    a "chat" span with the GenAI attributes, and a chat-model run for LangChain callbacks;
+    and counted (`thinkgraph.metrics`).
 
     Args:
         model: the model to ask.
@@ -78,6 +79,7 @@ async def call_model(
             reply = await acomplete(model, request)
         except Exception as exc:  # the provider's failure is the run's data, not our crash
             elapsed = time.perf_counter() - started
+            metrics.count_model_call(model.name, False, elapsed)
             tracing.set_error(span, exc)
             if run is not None:
                 await run.on_llm_error(exc)
@@ -86,6 +88,7 @@ async def call_model(
             )
             return ModelCall(step, None, exc, elapsed)
         elapsed = time.perf_counter() - started
+        metrics.count_model_call(model.name, True, elapsed)
         tracing.set_attributes(span, reply_attributes(reply))
         if run is not None:
             await run.on_llm_end(llm_result(reply))

@@ -27,7 +27,8 @@ class ModelCallError(RuntimeError):
     Attributes:
         model: The model string that failed (the last one tried, with fallbacks).
         provider: The litellm provider of that model, e.g. "openai".
-        status_code: The HTTP status, 408 for a timeout, or None when there was none.
+        status_code: The HTTP status, 408 for a timeout, 401 for a key the client found
+            missing (nothing was sent), or None when there was none.
         retryable: Whether the same call could succeed if tried again later.
     """
 
@@ -123,6 +124,11 @@ def _what_failed(
             else f"check {target.provider.upper()}_API_KEY or pass api_key="
         )
         return 401, False, f"401 authentication failed ({fix})"
+    if _missing_key(exc, openai):
+        # The client refused to send a request without a key (litellm calls it a 500): the
+        # provider's 401 in all but the wire, and as final.
+        fix = f"set {target.provider.upper()}_API_KEY or pass api_key="
+        return 401, False, f"no API key, so nothing was sent ({fix})"
     if isinstance(exc, errors.PermissionDeniedError):
         return 403, False, "403 permission denied (this API key cannot use this model)"
     if isinstance(exc, errors.NotFoundError):
@@ -142,6 +148,24 @@ def _what_failed(
     retryable = status in (408, 409, 429) or status >= 500
     label = "provider error" if status >= 500 else "request rejected"
     return status, retryable, f"{status} {label}"
+
+
+def _missing_key(exc: BaseException, openai: ModuleType) -> bool:
+    """Whether the openai client refused to make the call for want of a key.
+
+    It raises a bare `openai.OpenAIError` ("Missing credentials. Please pass an `api_key`…",
+    or "The api_key client option must be set…") before any request; every failure of a
+    request sent is a subclass (`APIError`).
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if type(current) is openai.OpenAIError:
+            text = str(current)
+            return "api_key" in text or "Missing credentials" in text
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _find_cause(

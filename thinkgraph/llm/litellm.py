@@ -19,6 +19,7 @@ failure means (its status, whether a retry can pass, the message) is decided by
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import threading
@@ -66,8 +67,29 @@ def _litellm() -> ModuleType:
 
                 # litellm prints help banners to stdout on errors; our errors say what to do.
                 litellm.suppress_debug_info = True
+                _own_handlers_out(litellm)
                 _litellm_module = litellm
     return _litellm_module
+
+
+def _own_handlers_out(litellm: ModuleType) -> None:
+    """litellm's lines go where the application's logging sends them, as any library's.
+
+    litellm puts a stderr handler of its own on its loggers (``LiteLLM``…), so an
+    application that logs at INFO gets each of its lines twice, once past its own format
+    and filters. The handler goes; the filters litellm put on it (its own masking of keys)
+    stay, on the loggers.
+    """
+    own = getattr(getattr(litellm, "_logging", None), "handler", None)
+    if own is None:
+        return
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logger = logging.getLogger(name)
+        if own in logger.handlers:
+            logger.removeHandler(own)
+            for kept in own.filters:
+                if kept not in logger.filters:
+                    logger.addFilter(kept)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """ReActText: the default policy. Thought / Action / Action Input / Observation in plain text.
 
 Works with any chat model, because tools are described in the system prompt and the reply
-is parsed from text (see `thinkgraph.policies._react_parse` for what the parser accepts).
+is parsed from text in whichever tool-call format the model wrote (see
+`thinkgraph.policies.textcalls` for the formats the parser reads).
 
 Example:
     >>> decision = ReActText().parse("Thought: easy\\nFinal Answer: 42")
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from thinkgraph.policies._messages import append, user_text
-from thinkgraph.policies._react_parse import FINAL_FORMAT, REPLY_FORMAT, parse_react
+from thinkgraph.policies._react_format import FINAL_FORMAT, REPLY_FORMAT
 from thinkgraph.policies.base import BaseTextPolicy, Decision
 from thinkgraph.policies.projection import (
     AssistantTurn,
@@ -27,6 +28,7 @@ from thinkgraph.policies.projection import (
     UnparsedTurn,
     fold_turns,
 )
+from thinkgraph.policies.textcalls import parse_text
 from thinkgraph.state import BaseStep, ToolCall
 
 if TYPE_CHECKING:
@@ -53,11 +55,12 @@ _DEMAND_FINAL = "Stop using tools now. Give your final answer in exactly this fo
 
 
 def parse(text: str) -> Decision:
-    """Parse a ReAct text reply into a `Decision`; never raises on a string.
+    """Parse a reply into a `Decision`; never raises on a string.
 
+    ReAct, or any tool-call text an open model writes (`thinkgraph.policies.textcalls`).
     The same as `ReActText().parse(text)`.
     """
-    return parse_react(text)
+    return parse_text(text)
 
 
 class ReActText(BaseTextPolicy):
@@ -74,7 +77,7 @@ class ReActText(BaseTextPolicy):
 
     def parse(self, text: str) -> Decision:
         """Parse a reply's text. Never raises on a string: failures are error decisions."""
-        return parse_react(text)
+        return parse_text(text)
 
     def system_prompt(self, tools: Sequence[Tool]) -> str:
         """The system message: what the agent is, its tools and the reply format."""

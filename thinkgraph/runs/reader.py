@@ -19,6 +19,7 @@ a run never imports or runs the code its record names.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -59,7 +60,10 @@ from thinkgraph.types import (
 )
 
 __all__ = [
+    "COUNTED_RUNS",
+    "RUN_STATUSES",
     "CheckpointInfo",
+    "RunCount",
     "RunReader",
     "breakpoint_pause",
     "checkpoint_info",
@@ -69,6 +73,10 @@ __all__ = [
     "status_of",
     "without_chain",
 ]
+
+COUNTED_RUNS = 1_000
+"""The newest runs `RunReader.count` reads by default (`thinkgraph runs`' totals, the
+runs of /metrics): about a second on PostgreSQL."""
 
 HELD_OVERLAP = 256
 """How far back `steps_since` looks in the held chain for steps it has already: more than
@@ -266,7 +274,33 @@ class RunReader:
             StorageError: the store cannot be read.
         """
         found: list[RunSummary] = []
-        for thread_id in Store(self._store).thread_ids():
+        for summary in self._summaries(Store(self._store).thread_ids()):
+            if status is None or summary.status == status:
+                found.append(summary)
+                if limit is not None and len(found) >= limit:
+                    break
+        return found
+
+    def count(self, most: int | None = COUNTED_RUNS) -> RunCount:
+        """How many runs the store holds in each state, reading at most the newest `most`.
+
+        Each run read costs one read of its latest checkpoint's small channels (as a
+        listing, about a millisecond on PostgreSQL); the threads past `most` are counted,
+        not read (`RunCount.unread`); None: read them all.
+
+        Raises:
+            StorageError: the store cannot be read.
+        """
+        ids = Store(self._store).thread_ids()
+        read = ids if most is None else ids[:most]
+        by_status: dict[RunStatus, int] = dict.fromkeys(RUN_STATUSES, 0)
+        for summary in self._summaries(read):
+            by_status[summary.status] += 1
+        return RunCount(by_status=by_status, unread=len(ids) - len(read))
+
+    def _summaries(self, thread_ids: Sequence[str]) -> Iterator[RunSummary]:
+        """The summary of each thinkgraph run among `thread_ids`, in their order."""
+        for thread_id in thread_ids:
             if thread_id_problem(thread_id) is not None:
                 # Stored by another door (a raw LangGraph call, an older version): no
                 # command takes the id, and a listing must not break lines on it.
@@ -283,12 +317,25 @@ class RunReader:
                 continue  # a thread some other LangGraph program wrote: not a thinkgraph run
             # Whether it stands at a breakpoint is read from the checkpoint too (its next
             # nodes, `without_chain`): no run is read whole for a listing.
-            summary = summarize(thread_id, snapshot, status_of(snapshot), pending_of(snapshot))
-            if status is None or summary.status == status:
-                found.append(summary)
-                if limit is not None and len(found) >= limit:
-                    break
-        return found
+            yield summarize(thread_id, snapshot, status_of(snapshot), pending_of(snapshot))
+
+
+RUN_STATUSES: tuple[RunStatus, ...] = ("done", "paused", "running", "failed")
+"""Where a stored run can stand, in the order counts are shown."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunCount:
+    """How many runs a store holds in each state (`RunReader.count`)."""
+
+    by_status: dict[RunStatus, int]
+    """Runs read, by status (every status present, 0 when none)."""
+    unread: int
+    """Threads past the bound of the count, not read (so not counted by status)."""
+
+    @property
+    def read(self) -> int:
+        return sum(self.by_status.values())
 
 
 class CheckpointInfo(BaseModel):
@@ -424,11 +471,29 @@ def without_chain(found: CheckpointTuple) -> StateSnapshot:
     )
     values = dict(found.checkpoint.get("channel_values", {}))
     values.pop("chain", None)
+    values.update(_outcome(writes, errors))
     created = found.checkpoint.get("ts")
     following = () if values.get("run") is not None else next_nodes(found.checkpoint)
     return StateSnapshot(
         values, following, found.config, found.metadata, created, None, failed, tuple(interrupts)
     )
+
+
+_OUTCOME = ("run", "answer")
+"""What finalize writes that says how a run ended (plain channels: the last write is the value)."""
+
+
+def _outcome(writes: dict[str, dict[str, Any]], errors: dict[str, Exception]) -> dict[str, Any]:
+    """The run's outcome among the latest checkpoint's pending writes, if finalize wrote it.
+
+    A process killed after finalize's writes were stored and before the checkpoint after
+    them leaves the outcome there. A full read applies it (LangGraph's `get_state` does),
+    so every other reader applies it too: the run is done everywhere, or nowhere.
+    """
+    for task, written in writes.items():
+        if task not in errors and written.get("run") is not None:
+            return {key: written[key] for key in _OUTCOME if key in written}
+    return {}
 
 
 def _kept(writes: dict[str, Any]) -> dict[str, Any]:

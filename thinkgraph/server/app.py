@@ -5,7 +5,9 @@
                                     ?limit=N&offset=K for one page of them, with a
                                     `Link: <...>; rel="next"` header when more follow
     POST /runs                      {"task": "...", "thread_id"?: "..."}: start a run
-    GET  /runs/{thread}             the run as `thinkgraph show --format json` prints it
+    GET  /runs/{thread}             the run as `thinkgraph show --format json` prints it;
+                                    a run whose start waits (for a worker): status
+                                    "queued", with its job_id and queue, no steps yet
     GET  /runs/{thread}/diagram     the graph with the path the run took: SVG (Graphviz),
                                     or Mermaid text when Graphviz is not installed
     POST /runs/{thread}/resume      {"decisions"?: {call_id: {"action": ...}}, "answer"?: ...}
@@ -18,6 +20,11 @@
                                     `Last-Event-ID: N` (or ?after=N) sends only the steps
                                     after N, then the status; `: ping` comments keep it
                                     open (`ping_s`)
+    GET  /healthz                   200 "ok": the process answers
+    GET  /readyz                    200 "ok" when the store reads, else 503 "not ready:
+                                    <reason>" (see `thinkgraph.worker.health`)
+    GET  /metrics                   Prometheus text: runs by state, queue depth, jobs,
+                                    model and tool calls (`thinkgraph.metrics`)
 
 Runs started here go on in this process, many at once on its event loop (up to
 `max_runs`, 429 past it; see `thinkgraph.server.runs`); with a `queue` they go to the
@@ -30,8 +37,10 @@ that does not fit.
 In front of the routes, one ASGI middleware per rule, outermost first: the Host must be
 the server's own (`guards.HostGate`, 403); a change must come from its own page or a
 program, as JSON (`guards.SameOriginGate`, 403/415); the token, when there is one
-(`auth.TokenGate`, 401); bodies are bounded (`limits.BodyLimit`, 413); open event streams
-are capped (`limits.StreamCap`, 429). A task over `max_task_bytes` is refused here (413),
+(`auth.TokenGate`, 401; /healthz and /readyz answer without it, as a Kubernetes probe
+carries none and they tell nothing of the runs, while /metrics needs it); bodies are
+bounded (`limits.BodyLimit`, 413); open event streams are capped (`limits.StreamCap`,
+429). A task over `max_task_bytes` is refused here (413),
 and a body nested more than `MAX_JSON_DEPTH` deep (400). Under all of it, `thinkgraph
 serve` bounds the connections themselves (`limits.bounded_http_protocol`: a cap, and a
 timeout and a size limit for request heads).
@@ -53,9 +62,10 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from thinkgraph import metrics
 from thinkgraph.errors import (
     NotPausedError,
     ResumeValueError,
@@ -72,6 +82,7 @@ from thinkgraph.server.runs import MAX_RUNS, ServerRuns, TooManyRunsError
 from thinkgraph.views import run_summary_dict, to_json_dict
 from thinkgraph.viz import GraphvizNotFoundError
 from thinkgraph.worker import RunQueue
+from thinkgraph.worker.health import Health
 
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
@@ -199,6 +210,11 @@ def _count(request: Request, name: str, default: int, least: int, most: int) -> 
     return value
 
 
+PROBES = ("/healthz", "/readyz")
+"""Paths answered without the token (the Host check still applies)."""
+
+_NO_STORE = {"Cache-Control": "no-store"}
+
 MAX_PAGE = 1000
 """The most runs one page of GET /runs holds."""
 
@@ -258,6 +274,7 @@ def build_app(
         return to_json_dict(result, tools=list(agent.deps.tools))
 
     runs = ServerRuns(agent, jobs=jobs, poll_s=poll_s, max_runs=max_runs, document=document)
+    health = Health(agent, queue_url=None if jobs is None else jobs.url, queues=(queue or "",)[:1])
 
     async def page(request: Request) -> Response:
         return HTMLResponse(PAGE, headers={"Content-Security-Policy": PAGE_CSP})
@@ -307,9 +324,28 @@ def build_app(
         thread = request.path_params["thread"]
         try:
             doc = await runs.document(thread)
+        except ThreadNotFoundError as exc:
+            waiting = await runs.queued_document(thread)
+            return _failure(exc) if waiting is None else JSONResponse(waiting)
         except ThinkgraphError as exc:
             return _failure(exc)
         return JSONResponse(json.loads(json.dumps(doc, default=repr)))
+
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok", headers=_NO_STORE)
+
+    async def readyz(request: Request) -> Response:
+        reason = await health.not_ready()
+        if reason is None:
+            return PlainTextResponse("ok", headers=_NO_STORE)
+        return PlainTextResponse(f"not ready: {reason}", status_code=503, headers=_NO_STORE)
+
+    async def scrape(request: Request) -> Response:
+        if not metrics.available():
+            message = "metrics need prometheus-client: pip install 'thinkgraph[server]'"
+            return _error(message, 501)
+        body = await run_in_threadpool(health.exposition)
+        return Response(body, media_type=metrics.CONTENT_TYPE, headers=_NO_STORE)
 
     async def diagram(request: Request) -> Response:
 
@@ -369,6 +405,9 @@ def build_app(
         Route("/runs/{thread}/diagram", diagram, methods=["GET"]),
         Route("/runs/{thread}/resume", resume_run, methods=["POST"]),
         Route("/runs/{thread}/events", events, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", scrape, methods=["GET"]),
     ]
 
     @contextlib.asynccontextmanager
@@ -381,7 +420,7 @@ def build_app(
     middleware = [
         Middleware(HostGate, hosts=server_hosts(host, port, allow_hosts)),
         Middleware(SameOriginGate),
-        *([Middleware(TokenGate, token=token)] if token else []),
+        *([Middleware(TokenGate, token=token, open_paths=PROBES)] if token else []),
         Middleware(BodyLimit, max_bytes=max_body_bytes),
         Middleware(StreamCap, limit=max_streams),
     ]

@@ -2,12 +2,14 @@
 
 With a token set, every request must carry it: `Authorization: Bearer TOKEN` (programs),
 or the cookie that opening `/?token=TOKEN` once sets (the page, whose event stream cannot
-send headers). Without the token: 401 and a message saying how to give it.
+send headers). Without the token: 401 and a message saying how to give it. Paths given as
+`open_paths` (the health probes) are answered to GET and HEAD without it.
 """
 
 from __future__ import annotations
 
 import hmac
+from collections.abc import Iterable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse
@@ -22,17 +24,22 @@ COOKIE = "thinkgraph_token"
 class TokenGate:
     """ASGI middleware: let through only requests that carry the token."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, open_paths: Iterable[str] = ()) -> None:
+        """`open_paths`: paths answered to GET and HEAD without the token (health probes)."""
         if not token:
             raise ValueError("the token must not be empty")
         self.app = app
         self._token = token.encode()
+        self._open = frozenset(open_paths)
 
     def _ok(self, given: str) -> bool:
         return bool(given) and hmac.compare_digest(given.encode(), self._token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["path"] in self._open and scope["method"] in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
         request = Request(scope)

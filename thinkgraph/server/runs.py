@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from thinkgraph.result import RunResult
     from thinkgraph.runs import RunEvent
     from thinkgraph.state import BaseStep
-    from thinkgraph.worker import QueuedJob, RunQueue
+    from thinkgraph.worker import JobInfo, QueuedJob, RunQueue
 
 __all__ = ["MAX_RUNS", "Feed", "ServerRuns", "TooManyRunsError"]
 
@@ -259,22 +259,36 @@ class ServerRuns:
 
     async def queued(self, thread: str) -> bool:
         """Whether the start of `thread` waits: for this server's runner, or for a worker."""
-        return thread in self.tasks or "start" in await self._open_jobs(thread)
+        return await self.queued_document(thread) is not None
+
+    async def queued_document(self, thread: str) -> dict[str, Any] | None:
+        """What `GET /runs/T` says of a run whose start waits (no checkpoint yet): status
+        "queued", with its job when a worker is to start it; None when none waits."""
+        waiting = {"thread_id": thread, "status": "queued", "steps": [], "pending": []}
+        if thread in self.tasks:
+            return {**waiting, "detail": "this server is starting it"}
+        for job in await self._open_jobs(thread):
+            if job.action == "start":
+                state = "a worker is starting it" if job.running else "it waits for a worker"
+                detail = f"job {job.job_id} on queue {job.queue!r}: {state}"
+                return {**waiting, "detail": detail, "job_id": job.job_id, "queue": job.queue}
+        return None
 
     async def answer_on_its_way(self, thread: str) -> bool:
         """Whether an answer to `thread`'s pause is being applied, here or by a worker."""
-        return thread in self.resuming or "resume" in await self._open_jobs(thread)
+        if thread in self.resuming:
+            return True
+        return any(job.action == "resume" for job in await self._open_jobs(thread))
 
-    async def _open_jobs(self, thread: str) -> set[str]:
-        """What the worker queue's unfinished jobs of `thread` do ("start", "resume")."""
+    async def _open_jobs(self, thread: str) -> list[JobInfo]:
+        """The worker queue's unfinished jobs of `thread`."""
         # An id that cannot name a run has no jobs; the read of the run that follows
         # refuses it with the rule (a 400), instead of the queue's database failing on it.
         if self.jobs is None or thread_id_problem(thread) is not None:
-            return set()
+            return []
         from thinkgraph.worker import open_jobs
 
-        jobs = await asyncio.to_thread(open_jobs, self.jobs.url, thread)
-        return {job.action for job in jobs}
+        return await asyncio.to_thread(open_jobs, self.jobs.url, thread)
 
     @contextlib.asynccontextmanager
     async def watching(self, thread: str) -> AsyncIterator[Feed]:

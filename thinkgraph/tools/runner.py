@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from thinkgraph import tracing
+from thinkgraph import metrics, tracing
 from thinkgraph.state import ToolCall, ToolResultStep
 from thinkgraph.tools._threads import submit_to_worker
 from thinkgraph.tools.base import Tool, ToolContext
@@ -126,7 +126,8 @@ async def aexecute_call(
 
     Async tools run on the caller's loop and are cancelled at their deadline; sync tools
     run in a worker thread so they never block the loop. The call is traced here (see
-    `thinkgraph.tracing`): an "execute_tool" span and a tool run for LangChain callbacks.
+    `thinkgraph.tracing`): an "execute_tool" span and a tool run for LangChain callbacks;
+    and counted (`thinkgraph.metrics`).
     """
     instead = stand_in(registry, call, ctx)  # a replay's guard: the tool does not run
     if instead is not None:
@@ -139,8 +140,9 @@ async def aexecute_call(
         run = await tracing.start_tool_run(callbacks, call, description)
     with tracing.span(f"execute_tool {call.name}", tracing.tool_attributes(call)) as span:
         result = await _aexecute(registry, call, ctx, time_left_s)
+        outcome = tracing.tool_outcome(result)
+        metrics.count_tool_call(call.name, outcome, result.duration_s)
         if span is not None:
-            outcome = tracing.tool_outcome(result)
             span.set_attribute("thinkgraph.tool.outcome", outcome)
             span.set_attribute("thinkgraph.tool.attempts", result.attempts)
             if outcome != "ok":

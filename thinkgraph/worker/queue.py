@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from thinkgraph import metrics
 from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, ThreadExistsError
 from thinkgraph.storage.checkpointers import is_postgres_url
 from thinkgraph.storage.urls import split_pool_size
 from thinkgraph.types import check_thread_id
+from thinkgraph.views.logs import log_job
 
 if TYPE_CHECKING:
     import procrastinate
@@ -218,7 +221,20 @@ async def _advance(
             f"{ADVANCE_TASK} jobs run in a thinkgraph worker: start one with "
             "`thinkgraph worker` or thinkgraph.worker.run_worker"
         )
-    status: str = await runner.advance(thread_id, task=task, decisions=decisions, at=at)
+    job = getattr(context, "job", None)
+    metrics.count_job_start(getattr(job, "attempts", 0))
+    started = time.perf_counter()
+    try:
+        with log_job(context.job.id, thread_id):  # every line logged meanwhile names them
+            status: str = await runner.advance(thread_id, task=task, decisions=decisions, at=at)
+    except ThreadBusyError:
+        metrics.count_job_end("busy", time.perf_counter() - started)
+        raise
+    except BaseException as exc:
+        if isinstance(exc, Exception):
+            metrics.count_job_end("error", time.perf_counter() - started, exc)
+        raise
+    metrics.count_job_end(status, time.perf_counter() - started)
     return status
 
 

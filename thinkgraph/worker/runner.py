@@ -22,12 +22,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from thinkgraph.agent import Agent
 from thinkgraph.errors import ConfigError, ThreadNotFoundError
+from thinkgraph.worker.health import Health, listen, serve_health
+from thinkgraph.worker.logs import protect_job_logs
 from thinkgraph.worker.queue import (
     DEFAULT_QUEUE,
     RUNNER_KEY,
@@ -244,6 +247,7 @@ def run_worker(
     concurrency: int = DEFAULT_CONCURRENCY,
     wait: bool = True,
     install_signal_handlers: bool = True,
+    metrics: socket.socket | tuple[str, int] | None = None,
 ) -> None:
     """Take jobs from `queue` and advance up to `concurrency` runs at once, until stopped.
 
@@ -262,6 +266,8 @@ def run_worker(
             and in order (each job carries the thread id as its lock).
         wait: keep waiting for jobs (True), or stop once the queue is empty (False).
         install_signal_handlers: stop gracefully on SIGINT / SIGTERM.
+        metrics: answer /healthz, /readyz and /metrics (`thinkgraph.worker.health`) on
+            this bound socket, or this (host, port); None: not at all.
 
     Raises:
         ConfigError: the agent's store is not PostgreSQL, Procrastinate is missing, or
@@ -275,11 +281,14 @@ def run_worker(
     ensure_schema(database)
     runner = ThreadRunner(chosen, database)
     app = build_app(database)
+    worker_name = name or "thinkgraph-worker"
+    protect_job_logs(worker_name)  # no job argument in clear, whoever set the logging up
+    listening = listen(*metrics) if isinstance(metrics, tuple) else metrics
     logger.info("%s", worker_connections(chosen))
 
     options: dict[str, Any] = {
         "queues": [queue],
-        "name": name or "thinkgraph-worker",
+        "name": worker_name,
         "wait": wait,
         "concurrency": concurrency,
         "update_heartbeat_interval": heartbeat_s,
@@ -290,7 +299,11 @@ def run_worker(
     }
 
     async def serve() -> None:
-        async with app.open_async():
+        probes = None
+        if listening is not None:
+            health = Health(chosen, queue_url=database, queues=(queue,))
+            probes = await serve_health(health, listening)
+        async with app.open_async(), probes or contextlib.nullcontext():
             recovery = asyncio.create_task(
                 _retry_stalled(app, queue, stalled_after_s, max(stalled_after_s / 3, 0.5))
             )

@@ -16,22 +16,29 @@ and everything else strictly:
   rule decides where a thought, an action input and a final answer end; a final answer is
   therefore cut at a later line-start key, so protocol lines the model kept writing after
   its answer never leak into the answer.
-- ``<think>…</think>`` and ``<thinking>…</thinking>`` blocks are removed first; their
-  text becomes the thought when the reply has no other. An unclosed ``<think>`` tag is
-  dropped and the text after it parsed as usual (models that forget to close the tag
-  still write their Action), and a ``</think>`` with no opening tag (chat templates that
-  open the block in the prompt) marks everything before it as reasoning.
+- Reasoning blocks (``<think>…</think>`` and the like) are already out
+  (`thinkgraph.policies.textcalls._reasoning`); their text becomes the thought when the
+  reply has no other.
 - Everything from the first line-start ``Observation:`` after an Action or Final Answer
-  is ignored: the model hallucinated the tool's result.
+  is ignored: the model hallucinated the tool's result. A final answer also ends at the
+  first end-of-turn token (``<|im_end|>``, ``<|eot_id|>`` …): what follows is the next turn.
 - When a reply has both an Action and a Final Answer, the one that appears first wins;
   only the first Action is taken (ReAct runs one tool per reply).
-- The Action name is read by `thinkgraph.policies._react_name` (decorations dropped; call
-  syntax, placeholders and sentences are errors), the Action Input by
+- The Action name is read by `thinkgraph.policies._react_name` (decorations dropped;
+  placeholders and sentences are errors), the Action Input by
   `thinkgraph.policies._react_input` (JSON object → args, text → raw_args). The input is
-  the section of the first ``Action Input:`` after the Action or, without that key, JSON
-  on the lines under the Action line; with neither it is missing, an error.
-- A reply with neither Action nor Final Answer is an error; LangChain's JSON-agent blob
-  (``{"action": …, "action_input": …}``) gets feedback that rewrites it in this format.
+  the section of the first ``Action Input:`` (fenced or not) after the Action or, without
+  that key, JSON on the lines under the Action line; with neither it is missing, an error.
+- A whole call on the Action line is that call: call syntax with keyword arguments or one
+  JSON object (``search(query="x")``, ``search({"query": "x"})``), JSON naming the call
+  (``{"name": …, "arguments": …}``, a list of them being several calls), and LangChain's
+  JSON-agent blob (``{"action": …, "action_input": …}``; ``"Final Answer"`` as the action
+  gives the final answer). Call syntax with positional text gets feedback that rewrites it.
+- A reply with neither Action nor Final Answer: a JSON-agent blob in it (LangChain's JSON
+  agents reply with the blob alone, often fenced) is read as above; otherwise it is an
+  error, left for the other formats to read first (`thinkgraph.policies.textcalls`).
+- Every call with arguments goes through `textcalls._common.calls`, as in every format, so
+  one call to ``final_answer`` with one text argument is the final answer.
 - Anything that cannot be read becomes an error decision whose feedback says exactly
   what was wrong and shows the expected format. The parser never raises on a string.
 """
@@ -39,24 +46,20 @@ and everything else strictly:
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from thinkgraph.policies._react_format import (
-    EXPECTED,
-    FINAL_FORMAT,
-    REPLY_FORMAT,
-    feedback,
-    json_agent_feedback,
-)
+from thinkgraph.policies._react_format import EXPECTED, feedback, json_agent_feedback
 from thinkgraph.policies._react_input import missing_input, read_input
-from thinkgraph.policies._react_name import read_action
+from thinkgraph.policies._react_name import Action, blob_action, read_action
 from thinkgraph.policies.base import Decision
+from thinkgraph.policies.textcalls._common import Found, Reply, answer, calls
 from thinkgraph.state import ToolCall
 
-__all__ = ["FINAL_FORMAT", "REPLY_FORMAT", "parse_react"]
+__all__ = ["decision_start", "read_react"]
 
 # Possessive quantifiers (`*+`, `?+`) keep the match linear: a line of a million spaces
 # must not make the engine retry every split between the optional parts.
@@ -73,13 +76,21 @@ _KEY = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 
-_THINK_TAG = re.compile(r"<(/?)think(?:ing)?[ \t]*>", re.IGNORECASE)
-
 _FENCE = re.compile(r"`{3,}")
 
 _DECISIVE = ("action", "final_answer")
 
 _JSON_AGENT = re.compile(r"\{\s*\"action\"\s*:")
+
+# The tokens chat templates close or open a turn with (ChatML, Llama 3 / 4, Phi, Granite,
+# harmony, Cohere, DeepSeek, Gemma): a final answer ends at the first. Other special tokens
+# stay: an answer may show a format's syntax.
+_END_OF_TURN = re.compile(
+    r"<\|(?:im_end|im_start|endoftext|end_of_text|eot_id|eom_id|eot|eom|end|start|return"
+    r"|call|start_header_id|header_start|start_of_role|user|assistant|system"
+    r"|END_OF_TURN_TOKEN|START_OF_TURN_TOKEN)\|>"
+    r"|<｜(?:end▁of▁sentence|User|Assistant)｜>|<(?:end|start)_of_turn>"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,64 +104,48 @@ class _Section:
     text: str
 
 
-def parse_react(text: str) -> Decision:
-    """Parse a ReAct text reply into a `Decision`. Never raises on a string.
-
-    Args:
-        text: The reply as the model wrote it.
+def read_react(reply: Reply) -> tuple[Decision, bool]:
+    """Read a reply (its reasoning blocks already out) as ReAct; never raises.
 
     Returns:
-        A "tool_calls" decision with exactly one call, a "final" decision with a non-empty
-        answer, or an "error" decision whose `error` is feedback for the model.
+        The decision — a "tool_calls" decision with exactly one call, a "final" decision
+        with a non-empty answer, or an "error" decision whose `error` is feedback for the
+        model — and whether the reply held an ``Action:`` or ``Final Answer:`` at all (when
+        it did not, other formats may still read it; the error is the last word).
 
     Example:
-        >>> d = parse_react('Thought: add\\nAction: add\\nAction Input: {"a": 1, "b": 2}')
+        >>> from thinkgraph.policies.textcalls._reasoning import split_reasoning
+        >>> d, _ = read_react(split_reasoning('Action: add\\nAction Input: {"a": 1, "b": 2}'))
         >>> d.kind, d.tool_calls[0].name, d.tool_calls[0].args
         ('tool_calls', 'add', {'a': 1, 'b': 2})
     """
-    body, reasoning, unclosed = _strip_think(text if isinstance(text, str) else "")
+    body = reply.body
     sections, preamble = _sections(body)
     decisive = next((s for s in sections if s.key in _DECISIVE), None)
-    thought = _thought(sections, decisive, preamble, reasoning)
+    thought = _thought(sections, decisive, preamble, reply.reasoning)
     if decisive is None:
-        return _error(_no_decision_feedback(body, unclosed), thought)
+        blob = _blob_decision(body, reply.reasoning)
+        if blob is not None:
+            return blob, True
+        return _error(_no_decision_feedback(body, reply), thought), False
     if decisive.key == "final_answer":
-        answer = decisive.text.strip()
-        if not answer:
-            return _error(_EMPTY_ANSWER, thought)
-        return Decision(kind="final", thought=thought, answer=answer)
-    return _action_decision(sections, decisive, thought)
+        text = _before_end_of_turn(decisive.text).strip()
+        if not text:
+            return _error(_EMPTY_ANSWER, thought), True
+        return Decision(kind="final", thought=thought, answer=text), True
+    return _action_decision(sections, decisive, thought), True
+
+
+def decision_start(body: str) -> int | None:
+    """Where the reply's first ``Action:`` or ``Final Answer:`` line starts, if it has one.
+
+    What comes after it belongs to the ReAct reply (an input, an answer): another format's
+    markers there are text the model wrote, not its call.
+    """
+    return next((m.start() for m in _keys(body) if _key_name(m) in _DECISIVE), None)
 
 
 # -- reading the reply ----------------------------------------------------------------------
-
-
-def _strip_think(text: str) -> tuple[str, str, bool]:
-    """Remove reasoning blocks; return (body, their text, whether a block was left open)."""
-    body: list[str] = []
-    reasoning: list[str] = []
-    pos = 0
-    open_at: int | None = None
-    for tag in _THINK_TAG.finditer(text):
-        closing = tag.group(1) == "/"
-        if open_at is None and not closing:
-            body.append(text[pos : tag.start()])
-            open_at = tag.end()
-        elif open_at is not None and closing:
-            reasoning.append(text[open_at : tag.start()])
-            open_at = None
-            pos = tag.end()
-        elif closing:
-            # A closing tag with no opener: the template opened the block in the prompt.
-            reasoning.append(text[pos : tag.start()])
-            pos = tag.end()
-        # A nested opening tag inside an open block is part of the reasoning.
-    if open_at is not None:
-        body.append(text[open_at:])
-    else:
-        body.append(text[pos:])
-    thought = "\n".join(r.strip() for r in reasoning if r.strip())
-    return "".join(body), thought, open_at is not None
 
 
 def _sections(body: str) -> tuple[list[_Section], str]:
@@ -169,18 +164,22 @@ def _sections(body: str) -> tuple[list[_Section], str]:
     return sections, preamble
 
 
-def _keys(body: str) -> list[re.Match[str]]:
-    """The line-start keys outside code fences, or all of them if none outside decides."""
+@functools.lru_cache(maxsize=16)
+def _keys(body: str) -> tuple[re.Match[str], ...]:
+    """The line-start keys outside code fences, or all of them if none outside decides.
+
+    Read once per reply: the parser asks where the decision starts before ReAct reads it.
+    """
     matches = list(_KEY.finditer(body))
     starts, ends = _fences(body)
     outside = [m for m in matches if not _is_inside(m.start(), starts, ends)]
     if any(_key_name(m) in _DECISIVE for m in outside):
-        return outside
-    return matches  # the model fenced its whole reply, or the Action in it
+        return tuple(outside)
+    return tuple(matches)  # the model fenced its whole reply, or the Action in it
 
 
 def _key_name(match: re.Match[str]) -> str:
-    return re.sub(r"[ _]+", "_", match.group("key").lower())
+    return match.group("key").lower().replace(" ", "_")  # one space or underscore, by _KEY
 
 
 def _fences(body: str) -> tuple[list[int], list[int]]:
@@ -213,20 +212,43 @@ def _thought(
     return preamble.strip() or reasoning
 
 
+def _before_end_of_turn(text: str) -> str:
+    """`text` up to the first end-of-turn token: what follows is the next turn."""
+    token = _END_OF_TURN.search(text)
+    return text if token is None else text[: token.start()]
+
+
 # -- the action -------------------------------------------------------------------------------
 
 
 def _action_decision(sections: list[_Section], action: _Section, thought: str) -> Decision:
     read = read_action(action.text)
+    input_text = read.input
+    if input_text is None and read.error is None and not read.found and read.answer is None:
+        input_text = _input_text(sections, action, read.rest)
+    return _decide(read, input_text, thought)
+
+
+def _decide(read: Action, input_text: str | None, thought: str) -> Decision:
+    """The decision an action makes: its call (arguments from `input_text`), answer or error.
+
+    Calls with arguments go through `_common.calls`, as in every format: one call to
+    ``final_answer`` with one text argument is the final answer.
+    """
     if read.error is not None:
         return _error(read.error, thought)
-    input_text = _input_text(sections, action, read.rest)
+    if read.answer is not None:
+        return answer(read.answer, thought, "final answer")
+    if read.found:
+        return calls(read.found, thought, "'Action:' line")
     if input_text is None:
         return _error(missing_input(read.name), thought)
     args = read_input(input_text, read.name)
     if args.error is not None:
         return _error(args.error, thought)
-    call = ToolCall(name=read.name, args=args.args, raw_args=args.raw_args)
+    if args.args is not None:
+        return calls([Found(read.name, args.args)], thought, "'Action:'")
+    call = ToolCall(name=read.name, raw_args=args.raw_args)
     return Decision(kind="tool_calls", thought=thought, tool_calls=[call])
 
 
@@ -244,17 +266,51 @@ def _input_text(sections: list[_Section], action: _Section, rest: str) -> str | 
     return under if under.startswith(("{", "```")) else None
 
 
+# -- LangChain's JSON-agent blob -----------------------------------------------------------
+
+
+def _blob_decision(body: str, reasoning: str) -> Decision | None:
+    """The call or answer of a JSON-agent blob written without an ``Action:`` key, or None.
+
+    LangChain's JSON agents reply with the blob alone, often fenced, after a thought.
+    """
+    found = _JSON_AGENT.search(body)
+    if found is None:
+        return None
+    blob = _json_agent_blob(body, found.start())
+    read = blob_action(blob) if blob is not None else None
+    if read is None:
+        return None
+    return _decide(read, read.input, _thought_before(body[: found.start()], reasoning))
+
+
+def _thought_before(text: str, reasoning: str) -> str:
+    """The thought in the text before a blob: its Thought sections or the text itself."""
+    text = text.rstrip()
+    opening = text.rfind("```")
+    if opening >= 0 and "\n" not in text[opening:]:
+        text = text[:opening]  # the fence the blob is in
+    sections, preamble = _sections(text)
+    return _thought(sections, None, preamble, reasoning)
+
+
 # -- errors -------------------------------------------------------------------------------------
 
 
-def _no_decision_feedback(body: str, unclosed: bool) -> str:
-    blob = _json_agent_blob(body)
+def _no_decision_feedback(body: str, reply: Reply) -> str:
+    found = _JSON_AGENT.search(body)
+    blob = _json_agent_blob(body, found.start()) if found is not None else None
     if blob is not None:
         return json_agent_feedback(blob)
-    if unclosed:
+    if reply.unclosed:
         what = (
             "Your reply ended inside an unclosed <think> block, so it had no 'Action:' "
             "line and no 'Final Answer:' line. Close it with </think> before you act."
+        )
+    elif not body.strip() and reply.reasoning:
+        what = (
+            "Your reply held only a reasoning block. Whatever you draft inside it is not "
+            "acted on: after the block, write your 'Action:' or your 'Final Answer:'."
         )
     elif not body.strip():
         what = "Your reply was empty."
@@ -263,13 +319,10 @@ def _no_decision_feedback(body: str, unclosed: bool) -> str:
     return f"{what} {EXPECTED}"
 
 
-def _json_agent_blob(body: str) -> dict[str, Any] | None:
-    """LangChain's JSON-agent blob in the reply, `{"action": …, "action_input": …}`."""
-    found = _JSON_AGENT.search(body)
-    if found is None:
-        return None
+def _json_agent_blob(body: str, start: int) -> dict[str, Any] | None:
+    """LangChain's JSON-agent blob at `start`, `{"action": …, "action_input": …}`."""
     try:
-        value, _ = json.JSONDecoder(strict=False).raw_decode(body, found.start())
+        value, _ = json.JSONDecoder(strict=False).raw_decode(body, start)
     except (json.JSONDecodeError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
