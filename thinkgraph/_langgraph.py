@@ -11,6 +11,9 @@ tests/test_langgraph_internals.py), instead of somewhere deep in a run:
   ``_unpack_ext_hook``): how stored records are revived, for the fast path of our own.
 - ``PostgresSaver._cursor`` and ``SqliteSaver._has_task_path``: the savers' connection
   and table layout, for the stores' extra queries.
+- ``PostgresSaver.lock``: `_cursor` takes it around every cursor, on a pool too, where
+  each cursor has a connection of its own; a pooled store gives it one that excludes no
+  one (`share_pooled_cursor`), so its connections serve calls side by side.
 - ``RunnableCallable``: how LangGraph builds a node with a sync and an async body.
 - ``ERROR`` (``langgraph._internal._constants``): the channel a failed task's error is
   stored under among a checkpoint's pending writes; a resume finds a failed route by it.
@@ -38,6 +41,7 @@ __all__ = [
     "ext_hook_of",
     "postgres_cursor",
     "serializer_with_hook",
+    "share_pooled_cursor",
     "sqlite_has_task_path",
 ]
 
@@ -59,9 +63,36 @@ def serializer_with_hook(
 
 
 def postgres_cursor(saver: Any) -> AbstractContextManager[Any]:
-    """A dict-row cursor of a PostgresSaver, under its lock (its own context manager)."""
+    """A dict-row cursor of a PostgresSaver (on a pool: on a connection of its own, held
+    for the block), under its lock (its own context manager)."""
     cursor: AbstractContextManager[Any] = saver._cursor()
     return cursor
+
+
+class _NoExclusion:
+    """A lock that every thread holds at once (for a saver whose cursors do not share)."""
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return True
+
+    def release(self) -> None:
+        """Nothing to release."""
+
+    def __enter__(self) -> bool:
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def share_pooled_cursor(saver: Any) -> None:
+    """Let a PostgresSaver whose `conn` is a pool serve calls from several threads at once.
+
+    Its `_cursor` holds `saver.lock` while a cursor is open, whatever its `conn`: right
+    for one connection (used by one thread at a time), but on a pool, where each cursor
+    takes a connection of its own, it makes the pool serve one call at a time.
+    """
+    saver.lock = _NoExclusion()
 
 
 def sqlite_has_task_path(saver: Any) -> bool:

@@ -219,11 +219,26 @@ LOST = (
 )
 
 
+def cut_after_check(monkeypatch: pytest.MonkeyPatch, when: Callable[[], bool]) -> None:
+    """The store's pool checks each connection before handing it out (a connection broken
+    while idle is replaced, silently: see tests/storage/test_pool.py); this ends the
+    session just after the check passed, while `when()` says so: the statement that
+    follows meets a connection lost in use, as when the server goes away mid-command."""
+    from psycopg_pool import ConnectionPool
+
+    real = ConnectionPool.check_connection
+
+    def check_then_cut(conn: Any) -> None:
+        real(conn)
+        if when():
+            terminate(conn.info.backend_pid)
+
+    monkeypatch.setattr(ConnectionPool, "check_connection", staticmethod(check_then_cut))
+
+
 def test_a_lost_postgres_connection_is_one_line_on_every_command(
     script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import thinkgraph.storage.postgres as postgres_store
-
     thread = f"t-{uuid.uuid4().hex[:12]}"
     started = runner.invoke(
         app,
@@ -231,14 +246,7 @@ def test_a_lost_postgres_connection_is_one_line_on_every_command(
          "--thread", thread, "--quiet"],
     )  # fmt: skip
     assert started.exit_code == 0, started.output
-    opened = postgres_store.open_postgres
-
-    def cut_off(url: str, serde: Any) -> Any:
-        saver = opened(url, serde)  # connected; the server then ends the session
-        terminate(saver.conn.info.backend_pid)  # type: ignore[union-attr]
-        return saver
-
-    monkeypatch.setattr(postgres_store, "open_postgres", cut_off)
+    cut_after_check(monkeypatch, lambda: True)
     for command in [*COMMANDS, ["submit", "a task for the workers"]]:
         args = [thread if a == "T" else a for a in command]
         line = one_error_line(cli(args, POSTGRES_URL, script))
@@ -254,13 +262,12 @@ def test_a_postgres_connection_lost_mid_run_leaves_the_run_to_resume(
     put = PostgresStore.put
     calls = []
 
-    def put_then_lose(self: PostgresStore, *args: Any) -> Any:
+    def counted_put(self: PostgresStore, *args: Any) -> Any:
         calls.append(1)
-        if len(calls) == 12:
-            terminate(self.conn.info.backend_pid)  # type: ignore[union-attr]
         return put(self, *args)
 
-    monkeypatch.setattr(PostgresStore, "put", put_then_lose)
+    monkeypatch.setattr(PostgresStore, "put", counted_put)
+    cut_after_check(monkeypatch, lambda: len(calls) == 12)
     run = [
         "run", "add", "--script", str(long_script), "--tools", "calculator",
         "--thread", thread, "--max-steps", "30", "--quiet", "--store", POSTGRES_URL,

@@ -11,7 +11,8 @@ for good.
   (``runs.db-lease-<hash>``), there only while the thread is held. The holder writes its
   pid and start time in it, for the message.
 - PostgreSQL: a session advisory lock on ``hashtextextended('thinkgraph:thread:<id>', 0)``
-  held by a connection of its own (the lock workers take), so every machine sees it.
+  (the lock workers take), so every machine sees it; all of a store's leases are held on
+  one session of its own, whatever the number of runs at once (see `AdvisoryLeases`).
 - Any other saver (memory://): a lock in this process.
 
 A store of your own brings its leases by giving its saver a ``lease_thread(thread_id)``
@@ -30,6 +31,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import threading
 import time
@@ -50,10 +52,12 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "LEASE_NOTES_DDL",
     "TakesLeasesAtOnce",
     "ThreadLeases",
     "athread_lease",
     "busy_message",
+    "close_leases",
     "is_held",
     "leases_for",
     "thread_lease",
@@ -245,66 +249,190 @@ def _note_since(raw: bytes) -> float | None:
     return float(since) if isinstance(since, int | float) else None
 
 
-_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+LEASE_NOTES_DDL = """
+CREATE UNLOGGED TABLE IF NOT EXISTS thinkgraph_leases (
+    key TEXT PRIMARY KEY,
+    since DOUBLE PRECISION NOT NULL
+)
+"""
+"""When each thread held now was taken, for the message a refused caller gets (the store's
+setup creates it; unlogged: a note is worth nothing after a crash)."""
+
+_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS got"
 _UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
-_NOTE_SQL = "SELECT set_config('application_name', %s, false)"
+# With the notes table: the lock and its note in one statement, one round trip.
+_LOCK_NOTED_SQL = """
+WITH taken AS (SELECT pg_try_advisory_lock(hashtextextended(%(key)s, 0)) AS got),
+noted AS (
+    INSERT INTO thinkgraph_leases (key, since) SELECT %(key)s, %(since)s FROM taken WHERE got
+    ON CONFLICT (key) DO UPDATE SET since = excluded.since
+)
+SELECT got FROM taken
+"""
+_UNLOCK_NOTED_SQL = """
+WITH gone AS (DELETE FROM thinkgraph_leases WHERE key = %(key)s)
+SELECT pg_advisory_unlock(hashtextextended(%(key)s, 0))
+"""
+_HAS_NOTES_SQL = "SELECT to_regclass('thinkgraph_leases') IS NOT NULL AS found"
+_NOTE_SINCE_SQL = "SELECT since FROM thinkgraph_leases WHERE key = %s"
 # A bigint advisory key shows in pg_locks as its high half (classid) and low half (objid).
 _HOLDER_SQL = """
 WITH k AS (SELECT hashtextextended(%s, 0) AS key)
-SELECT a.application_name, a.backend_start
+SELECT a.backend_start
 FROM k, pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND l.classid::bigint = (k.key >> 32) & 4294967295
   AND l.objid::bigint = k.key & 4294967295
 """
-_NOTE_PREFIX = "thinkgraph lease since "
+
+logger = logging.getLogger("thinkgraph.storage")
 
 
 class AdvisoryLeases:
-    """PostgreSQL: a session advisory lock per thread, on a connection of its own.
+    """PostgreSQL: a session advisory lock per thread, all of a store's on ONE session of
+    its own.
 
-    Its own connection because a session lock is reentrant within its session: on the
-    saver's connection, every thread of the process would hold it at once. The session
-    ends with its process, and the lock with it.
+    A process holds all its threads on one connection, however many runs it advances at
+    once, so a worker's connections are bounded by its pools, not by its concurrency.
+    Session locks are reentrant within their session, so the session alone would let every
+    thread of the process through at once: the threads held here are also kept in a
+    registry of this process, and a second taker of one of them is refused by it before
+    the database is asked.
+
+    The session is not one of the store's pool: a lock taken on a pooled connection would
+    go back to the pool with it. Its statements (one short one to take a lease, one to give
+    it back) take turns under a lock of this object.
+
+    The session ends with its process, and every lock with it: a killed process never
+    blocks a thread. It also ends when the database restarts or the connection is cut, and
+    then every lease it held is LOST: another process may take those threads at once,
+    while the runs that held them here go on until they next touch the store (after a
+    restart their store connections failed too, and a worker's jobs are retried). A lost
+    lease is let go of quietly (nothing is left to unlock) and logged once; the next lease
+    opens a new session. A worker's jobs keep a second guard meanwhile: Procrastinate runs
+    one job of a thread at a time (the thread id is the job's lock, kept in its table, not
+    in a session).
     """
 
-    def __init__(self, connect: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]):
+    def __init__(self, connect: Callable[[], psycopg.Connection[Any]]):
         self.connect = connect
+        """Opens a new session (autocommit)."""
+        self._guard = threading.Lock()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._noted = False
+        self._generation = 0
+        self._held: dict[str, tuple[float, int]] = {}
+        """The threads held here: when each was taken, and on which session."""
 
     @contextmanager
     def lease_thread(self, thread_id: str) -> Iterator[None]:
         key = f"thinkgraph:thread:{thread_id}"
-        with self.connect() as conn:
-            got = conn.execute(_LOCK_SQL, (key,)).fetchone()
+        with self._guard:
+            if thread_id in self._held:
+                raise ThreadBusyError(busy_message(thread_id, self._held[thread_id][0]))
+            since = time.time()
+            got = self._execute(
+                lambda noted: (
+                    (_LOCK_NOTED_SQL, {"key": key, "since": since})
+                    if noted
+                    else (_LOCK_SQL, (key,))
+                )
+            )
             if not got or not _first(got):
-                raise ThreadBusyError(busy_message(thread_id, _holder_since(conn, key)))
+                raise ThreadBusyError(busy_message(thread_id, self._holder_since(key)))
+            self._held[thread_id] = (since, self._generation)
+        try:
+            yield
+        finally:
+            with self._guard:
+                _, generation = self._held.pop(thread_id)
+                conn = self._conn
+                if generation == self._generation and conn is not None and not conn.closed:
+                    sql, args = (
+                        (_UNLOCK_NOTED_SQL, {"key": key}) if self._noted else (_UNLOCK_SQL, (key,))
+                    )
+                    # A session lost just now took the lock with it: nothing to give back.
+                    with contextlib.suppress(_psycopg().OperationalError):
+                        conn.execute(sql, args)
+
+    def is_held(self, thread_id: str) -> bool:
+        """Whether any session (this process's or another's) holds `thread_id`."""
+        with self._guard:
+            if thread_id in self._held:
+                return True
+            key = f"thinkgraph:thread:{thread_id}"
+            return self._execute(lambda _: (_HOLDER_SQL, (key,))) is not None
+
+    def close(self) -> None:
+        """Close the session, letting go of every lease still held on it."""
+        with self._guard:
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+                self._conn = None
+
+    def _execute(self, statement: Callable[[bool], tuple[str, Any]]) -> Any:
+        """The first row of a statement on the session, opened again if it was lost.
+
+        `statement(noted)` gives the SQL and its arguments; `noted` says whether the
+        notes table is there. A session found dead is replaced once: its locks went with
+        it, so the statement means the same on the new one.
+        """
+        operational = _psycopg().OperationalError
+        for attempt in (1, 2):
+            conn = self._session()
+            sql, args = statement(self._noted)
             try:
-                conn.execute(_NOTE_SQL, (f"{_NOTE_PREFIX}{time.time():.3f}",))
-                yield
-            finally:
-                # Closing the connection releases it too; unlocking first keeps a pooled
-                # or slow-closing connection from holding the thread.
-                if not conn.closed:
-                    conn.execute(_UNLOCK_SQL, (key,))
-                    conn.execute(_NOTE_SQL, ("",))
+                return conn.execute(sql, args).fetchone()
+            except operational:
+                if attempt == 2 or not conn.closed:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _session(self) -> psycopg.Connection[Any]:
+        conn = self._conn
+        if conn is not None and not conn.closed:
+            return conn
+        if conn is not None:
+            lost = sorted(t for t, (_, g) in self._held.items() if g == self._generation)
+            if lost:
+                shown = ", ".join(lost[:10]) + (" …" if len(lost) > 10 else "")
+                logger.warning(
+                    "the lease session to the database was lost (a restart, a cut "
+                    "connection): %d thread(s) held here lost their lease: %s",
+                    len(lost),
+                    shown,
+                )
+            self._conn = None
+        conn = self.connect()
+        self._generation += 1
+        found = conn.execute(_HAS_NOTES_SQL).fetchone()
+        self._noted = bool(found and _first(found))
+        self._conn = conn
+        return conn
+
+    def _holder_since(self, key: str) -> float | None:
+        """When the holder of `key` took it: its note, else when its session began."""
+        conn = self._session()
+        if self._noted:
+            row = conn.execute(_NOTE_SINCE_SQL, (key,)).fetchone()
+            if row is not None:
+                return float(_first(row))
+        row = conn.execute(_HOLDER_SQL, (key,)).fetchone()
+        started = None if row is None else _first(row)
+        return started.timestamp() if isinstance(started, datetime) else None
+
+
+def _psycopg() -> Any:
+    """psycopg (imported only by a process with a PostgreSQL store)."""
+    import psycopg
+
+    return psycopg
 
 
 def _first(row: Any) -> Any:
     return next(iter(row.values())) if isinstance(row, dict) else row[0]
-
-
-def _holder_since(conn: psycopg.Connection[Any], key: str) -> float | None:
-    row = conn.execute(_HOLDER_SQL, (key,)).fetchone()
-    if row is None:
-        return None
-    name, started = row.values() if isinstance(row, dict) else row
-    if isinstance(name, str) and name.startswith(_NOTE_PREFIX):
-        try:
-            return float(name.removeprefix(_NOTE_PREFIX))
-        except ValueError:
-            pass
-    return started.timestamp() if isinstance(started, datetime) else None
 
 
 class LocalLeases:
@@ -360,12 +488,17 @@ def _choose(saver: BaseCheckpointSaver[Any]) -> ThreadLeases:
             return FileLeases(Path(files["main"]))
         return LocalLeases()
     connect = _postgres_connect(saver)
-    return LocalLeases() if connect is None else AdvisoryLeases(connect)
+    if connect is None:
+        return LocalLeases()
+    leases = AdvisoryLeases(connect)
+    weakref.finalize(saver, leases.close)  # a saver dropped unclosed: its session too
+    return leases
 
 
 def _postgres_connect(
     saver: BaseCheckpointSaver[Any],
-) -> Callable[[], AbstractContextManager[psycopg.Connection[Any]]] | None:
+) -> Callable[[], psycopg.Connection[Any]] | None:
+    """How to open a lease session on the database of a PostgreSQL saver, else None."""
     try:
         import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
@@ -376,7 +509,15 @@ def _postgres_connect(
         return None
     conn = saver.conn
     if isinstance(conn, ConnectionPool):
-        return conn.connection
+        pool = conn
+
+        def connect_like_the_pool() -> psycopg.Connection[Any]:
+            # Read at each connect: a pool may compute them (callables, psycopg_pool 3.3).
+            conninfo = pool.conninfo if isinstance(pool.conninfo, str) else pool.conninfo()
+            given = pool.kwargs() if callable(pool.kwargs) else pool.kwargs
+            return psycopg.Connection.connect(conninfo, **{**(given or {}), "autocommit": True})
+
+        return connect_like_the_pool
     if isinstance(conn, psycopg.Connection):
         dsn, password = conn.info.dsn, conn.info.password or None
 
@@ -385,6 +526,14 @@ def _postgres_connect(
 
         return connect
     return None
+
+
+def close_leases(saver: BaseCheckpointSaver[Any]) -> None:
+    """Close the lease session of `saver`'s store, if it opened one (the store closes)."""
+    with _CHOOSING:
+        leases = _CHOSEN.pop(saver, None)
+    if isinstance(leases, AdvisoryLeases):
+        leases.close()
 
 
 def is_held(saver: BaseCheckpointSaver[Any], thread_id: str) -> bool:
@@ -412,11 +561,7 @@ def is_held(saver: BaseCheckpointSaver[Any], thread_id: str) -> bool:
             os.close(fd)  # also lets go of the lock, if it was taken
         return False
     if isinstance(leases, AdvisoryLeases):
-        with leases.connect() as conn:
-            return (
-                conn.execute(_HOLDER_SQL, (f"thinkgraph:thread:{thread_id}",)).fetchone()
-                is not None
-            )
+        return leases.is_held(thread_id)
     if isinstance(leases, LocalLeases):
         return thread_id in leases._held
     try:

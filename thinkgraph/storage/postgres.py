@@ -8,6 +8,13 @@ of replaying every chain write since the last snapshot.
 The value is stored the way PostgresSaver stores a `DeltaChannel` snapshot: a blob for the
 channel at the checkpoint's version of it, and a `true` marker in the checkpoint's
 `channel_values`, so LangGraph's own loading and ancestor walk find it.
+
+Its connections are a psycopg pool (LangGraph's saver takes one as its `conn`) of at most
+`DEFAULT_POOL_SIZE` connections, or the URL's ``?pool_size=N``. Each connection is checked
+before it is handed out, so one broken by a database restart or failover is replaced, and
+the store works again once the server is back, with no restart of the process. The
+saver's async calls run on as many threads as the pool has connections: the checkpoint
+I/O of concurrent runs is not serialised through one connection.
 """
 
 from __future__ import annotations
@@ -20,15 +27,43 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg import Connection, Error, OperationalError
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
+from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor, share_pooled_cursor
 from thinkgraph.errors import StorageError
 from thinkgraph.storage.answers import ANSWERS_DDL
+from thinkgraph.storage.lease import LEASE_NOTES_DDL, close_leases
 from thinkgraph.storage.sqlite import AGAIN, LATEST_THREADS_SQL, checkpoint_key, worth_keeping
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
-from thinkgraph.storage.urls import shown_url
+from thinkgraph.storage.urls import shown_url, split_pool_size
 
-__all__ = ["PostgresStore", "describe_fault", "open_postgres", "shown_url"]
+__all__ = [
+    "APPLICATION_NAME",
+    "DEFAULT_POOL_SIZE",
+    "PostgresStore",
+    "describe_fault",
+    "open_postgres",
+    "shown_url",
+]
+
+DEFAULT_POOL_SIZE = 8
+"""The store's connections at most, unless its URL says ``?pool_size=N``."""
+APPLICATION_NAME = "thinkgraph"
+"""How thinkgraph's connections show in ``pg_stat_activity`` unless the URL names them
+(``?application_name=…``)."""
+POOL_TIMEOUT_S = 20.0
+"""How long a call waits for a connection (the server restarting) before it fails."""
+RECONNECT_GIVE_UP_S = 30.0
+"""How long the pool keeps retrying one lost connection (1, 2, 4, … s apart) before it
+starts over at the next call: a server back after a long outage is found within seconds."""
+CONNECTION_KWARGS: dict[str, Any] = {
+    "autocommit": True,
+    "prepare_threshold": 0,
+    "row_factory": dict_row,
+    "connect_timeout": 10,
+    "fallback_application_name": APPLICATION_NAME,
+}
+"""How the store connects: LangGraph's settings, a bounded connect, a name in the server."""
 
 _KEPT_DDL = """
 CREATE TABLE IF NOT EXISTS kept_snapshots (
@@ -62,6 +97,7 @@ _MARK_SQL = (
 )
 
 
+_SETUP_LOCK_SQL = "SELECT pg_advisory_lock(hashtext('thinkgraph:store-setup'))"
 _HAS_THREAD_SQL = "SELECT 1 FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' LIMIT 1"
 
 
@@ -69,13 +105,25 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
     """LangGraph's PostgresSaver that can keep a paused run's chain whole.
 
     Async code (`ainvoke`, `astream`) is served by the same object: its async methods run
-    these on the connection's own thread (`ThreadedAsyncSaver`).
+    these on the saver's threads (`ThreadedAsyncSaver`), one per pooled connection.
     """
+
+    pool_size = 1
+    """The connections the store uses at most (one, on a single connection)."""
+
+    def __init__(self, conn: Any, *, serde: Any = None) -> None:
+        super().__init__(conn, serde=serde)
+        if isinstance(conn, ConnectionPool):
+            self.pool_size = self._executor_threads = conn.max_size
+            share_pooled_cursor(self)
 
     def setup(self) -> None:
         super().setup()
-        with postgres_cursor(self) as cur:
+        # One creator at a time: two CREATE … IF NOT EXISTS at once can both try to create.
+        with postgres_cursor(self) as cur, cur.connection.transaction():
+            cur.execute(_SETUP_LOCK_SQL.replace("pg_advisory_lock", "pg_advisory_xact_lock"))
             cur.execute(_KEPT_DDL)
+            cur.execute(LEASE_NOTES_DDL)
             cur.execute(ANSWERS_DDL)
 
     def keep_for_resume(self, config: RunnableConfig, values: Mapping[str, Any]) -> list[str]:
@@ -89,9 +137,7 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
             The channels stored.
         """
         thread_id, ns, checkpoint_id = checkpoint_key(config)
-        conn = self.conn
-        assert isinstance(conn, Connection)  # open_postgres gives one connection, no pool
-        with self.lock, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+        with postgres_cursor(self) as cur, cur.connection.transaction():
             row = cur.execute(_CHECKPOINT_SQL, (thread_id, ns, checkpoint_id)).fetchone()
             if row is None:
                 return []
@@ -120,8 +166,10 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
         """Nothing to do: PostgreSQL defers no write work to a later commit."""
 
     def close(self) -> None:
-        """Let the calls in flight finish, then close the database connection."""
+        """Let the calls in flight finish, then close the database connections (the pool's
+        and the lease session's)."""
         super().close()
+        close_leases(self)
         self.conn.close()
 
     def delete_thread(self, thread_id: str) -> None:
@@ -146,14 +194,42 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
 
 
 def open_postgres(url: str, serde: Any) -> PostgresStore:
-    """Connect to the PostgreSQL store at `url` and set it up."""
+    """Connect to the PostgreSQL store at `url`, set it up, and give it its pool.
+
+    The first connection is made here, so a server that cannot be reached is an error at
+    once, in psycopg's words; it sets the store up and is closed. The pool then keeps one
+    connection open and opens up to its size as calls come.
+
+    Raises:
+        StorageError: the URL's pool size is not a number of connections, or the server
+            cannot be reached.
+    """
     try:
-        conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+        conninfo, size = split_pool_size(url)
+    except ValueError as exc:
+        raise StorageError(str(exc)) from None
+    try:
+        first = Connection.connect(conninfo, **CONNECTION_KWARGS)
     except OperationalError as exc:
         raise StorageError(describe_fault(exc, url) or f"cannot connect to {url}: {exc}") from exc
-    saver = PostgresStore(conn, serde=serde)  # type: ignore[arg-type]
-    saver.setup()
-    return saver
+    with first:
+        # One process sets a new database up at a time (workers and a server starting
+        # together): LangGraph's migrations are not safe to run side by side.
+        first.execute(_SETUP_LOCK_SQL)
+        PostgresStore(first, serde=serde).setup()
+    pool: ConnectionPool[Connection[Any]] = ConnectionPool(
+        conninfo,
+        kwargs=CONNECTION_KWARGS,
+        min_size=1,
+        max_size=size or DEFAULT_POOL_SIZE,
+        open=False,
+        check=ConnectionPool.check_connection,
+        timeout=POOL_TIMEOUT_S,
+        reconnect_timeout=RECONNECT_GIVE_UP_S,
+        name="thinkgraph-store",
+    )
+    pool.open(wait=False)
+    return PostgresStore(pool, serde=serde)
 
 
 # psycopg words a failed connect "connection failed: …" (older versions: "connection to
@@ -170,6 +246,12 @@ def describe_fault(exc: OperationalError, url: str | None) -> str | None:
     to do: it cannot be reached, the connection was lost, or the server's disk is full.
     None for another error (a lock or statement timeout, a query the server cancelled):
     the code that ran the query knows better what it means."""
+    if isinstance(exc, PoolTimeout):
+        store = f"the PostgreSQL store at {shown_url(url)}" if url else "the PostgreSQL store"
+        return (
+            f"cannot connect to {store} (no connection within {POOL_TIMEOUT_S:g} s); check "
+            f"that the server is running and reachable, then {AGAIN}"
+        )
     state = exc.sqlstate
     text = str(exc).strip()
     first = text.splitlines()[0].strip() if text else type(exc).__name__

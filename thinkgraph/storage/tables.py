@@ -359,11 +359,8 @@ class _PostgresTables:
 
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
-        """The saver's lock and one transaction on its connection, with a dict-row cursor."""
-        from psycopg.rows import dict_row  # only a PostgreSQL store gets here
-
-        conn = self.saver.conn
-        with self.saver.lock, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+        """One transaction on a connection of the saver's, with a dict-row cursor."""
+        with postgres_cursor(self.saver) as cur, cur.connection.transaction():
             yield cur
 
     def sizes(self) -> dict[str, int]:

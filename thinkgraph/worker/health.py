@@ -207,7 +207,12 @@ def job_counts(url: str) -> dict[tuple[str, str], int]:
     """
     import psycopg
 
-    with psycopg.connect(url, connect_timeout=3, autocommit=True) as conn:
+    from thinkgraph.storage.urls import split_pool_size
+
+    conninfo, _ = split_pool_size(url)  # the store's pool size is not libpq's
+    with psycopg.connect(
+        conninfo, connect_timeout=3, autocommit=True, fallback_application_name="thinkgraph"
+    ) as conn:
         table = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
         if table is None or table[0] is None:
             return {}

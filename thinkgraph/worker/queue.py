@@ -4,11 +4,17 @@ A job names a thread and what to do with it: start a task, or continue with a pe
 decisions. Jobs of one thread carry the thread id as their Procrastinate `lock`, so they
 run one at a time, in order, on whichever worker is free. A paused run holds no job: the
 job ends at the pause, and the answer, whenever it comes, is a new job.
+
+A job that fails on a fault of the database or the network (the server restarting,
+refusing connections, "too many clients") is retried with a growing wait (`RETRY`): the
+run continues from its last checkpoint. After the last attempt the job is ``failed`` in
+Procrastinate's table, with its error, where `thinkgraph` and an operator see it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,6 +27,7 @@ from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, Thread
 from thinkgraph.hitl import describe_answer
 from thinkgraph.storage.answers import Answer, claiming
 from thinkgraph.storage.checkpointers import is_postgres_url
+from thinkgraph.storage.urls import split_pool_size
 from thinkgraph.types import check_thread_id
 from thinkgraph.views.logs import log_job
 
@@ -33,12 +40,18 @@ if TYPE_CHECKING:
 __all__ = [
     "ADVANCE_TASK",
     "DEFAULT_QUEUE",
+    "QUEUE_POOL_SIZE",
+    "RETRY",
     "JobInfo",
     "QueuedJob",
+    "RetryPolicy",
     "RunQueue",
     "build_app",
     "ensure_schema",
+    "is_connection_fault",
     "open_jobs",
+    "queue_connections",
+    "retry_decision_seconds",
 ]
 
 DEFAULT_QUEUE = "thinkgraph"
@@ -50,8 +63,83 @@ ADVANCE_TASK = "thinkgraph.advance"
 RUNNER_KEY = "thinkgraph_runner"
 """Where a worker puts its runner in the job context (`additional_context`)."""
 
-BUSY_RETRIES = 120
-"""Attempts of a job whose thread another worker holds (one a second, so two minutes)."""
+QUEUE_POOL_SIZE = 4
+"""The connections of a worker's job queue pool (Procrastinate's default), whatever its
+concurrency; Procrastinate's listener for new jobs holds one more."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """When a failed job runs again (see `retry_decision_seconds`)."""
+
+    busy_retries: int = 120
+    """Retries of a job whose thread another process holds: one a second, two minutes."""
+    busy_wait_s: int = 1
+    connection_retries: int = 10
+    """Retries of a job that met a database or network fault: 1, 2, 4, … s apart, at most
+    `connection_wait_cap_s` apart (about four minutes in all); then it fails for good."""
+    connection_wait_cap_s: int = 60
+
+
+RETRY = RetryPolicy()
+
+
+# SQLSTATEs of a connection lost, refused or not yet possible: class 08, too many
+# connections, the server shutting down or starting up, and out of connection slots.
+_TRANSIENT_STATES = ("08", "53300", "57P01", "57P02", "57P03")
+
+
+def is_connection_fault(exc: BaseException) -> bool:
+    """Whether `exc`, or what it wraps, is a connection fault of the database (psycopg's
+    OperationalError with no SQLSTATE, or one of a lost or refused connection)."""
+    psycopg = sys.modules.get("psycopg")
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if psycopg is not None and isinstance(current, psycopg.OperationalError):
+            state = current.sqlstate
+            return state is None or state.startswith(_TRANSIENT_STATES)
+        if isinstance(current, ConnectionError | TimeoutError):
+            return True
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__
+        )
+    return False
+
+
+def retry_decision_seconds(exc: BaseException, job: Any, policy: RetryPolicy = RETRY) -> int | None:
+    """Seconds until a job that failed with `exc` runs again, or None: it fails for good.
+
+    A busy thread (another process advances it): every `busy_wait_s`. A fault of the
+    database or network connection (`psycopg.OperationalError` of a lost, refused or
+    exhausted connection, also behind the `StorageError` that words it): 1, 2, 4, … s,
+    capped. Anything else is the run's own failure, and is not retried.
+    """
+    attempts = int(job.attempts)
+    if isinstance(exc, ThreadBusyError):
+        return policy.busy_wait_s if attempts < policy.busy_retries else None
+    if is_connection_fault(exc):
+        if attempts >= policy.connection_retries:
+            return None
+        return int(min(2**attempts, policy.connection_wait_cap_s))
+    return None
+
+
+def _retry_strategy() -> Any:
+    from procrastinate import BaseRetryStrategy, RetryDecision
+
+    class Retry(BaseRetryStrategy):
+        def get_retry_decision(self, *, exception: BaseException, job: Job) -> Any:
+            seconds = retry_decision_seconds(exception, job)
+            return None if seconds is None else RetryDecision(retry_in={"seconds": seconds})
+
+    return Retry()
+
+
+def queue_connections() -> int:
+    """The connections a worker's job queue holds at most: its pool and its listener."""
+    return QUEUE_POOL_SIZE + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +184,9 @@ def open_jobs(url: str, thread_id: str | None = None) -> list[JobInfo]:
     # One connection per query, opened in this thread: an unreachable server fails at
     # once with psycopg's own error (a pool that waits for its first connection would
     # time out instead).
-    with NullConnectionPool(url, max_size=1, open=False) as pool, build_app(url).open(pool) as app:
+    conninfo, _ = split_pool_size(url)
+    pool = NullConnectionPool(conninfo, max_size=1, open=False, kwargs=_CONNECTION_KWARGS)
+    with pool, build_app(url).open(pool) as app:
         if not app.check_connection():
             return []
         found: dict[int, JobInfo] = {}
@@ -162,13 +252,25 @@ def build_app(url: str) -> procrastinate.App:
     """
     try:
         import procrastinate
-        from procrastinate import RetryStrategy
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ConfigError("workers need Procrastinate: pip install 'thinkgraph[worker]'") from exc
-    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
-    retry = RetryStrategy(max_attempts=BUSY_RETRIES, wait=1, retry_exceptions={ThreadBusyError})
-    app.task(name=ADVANCE_TASK, pass_context=True, retry=retry)(_advance)
+    conninfo, _ = split_pool_size(url)  # the store's own pool size is not the queue's
+    connector = procrastinate.PsycopgConnector(
+        conninfo=conninfo,
+        min_size=1,
+        max_size=QUEUE_POOL_SIZE,
+        kwargs=_CONNECTION_KWARGS,
+    )
+    app = procrastinate.App(connector=connector)
+    app.task(name=ADVANCE_TASK, pass_context=True, retry=_retry_strategy())(_advance)
     return app
+
+
+_CONNECTION_KWARGS: dict[str, Any] = {
+    "fallback_application_name": "thinkgraph",
+    "connect_timeout": 10,
+}
+"""How the queue's connections show in ``pg_stat_activity`` unless the URL names them."""
 
 
 def ensure_schema(url: str) -> None:
@@ -181,7 +283,11 @@ def ensure_schema(url: str) -> None:
     from procrastinate import schema
 
     try:
-        with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        conninfo, _ = split_pool_size(url)
+        with (
+            psycopg.connect(conninfo, autocommit=True, **_CONNECTION_KWARGS) as conn,
+            conn.transaction(),
+        ):
             # One creator at a time when several workers start together.
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('thinkgraph:schema'))")
             found = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()

@@ -11,6 +11,10 @@ A worker killed mid-run (SIGKILL, a lost machine) stops sending heartbeats; anot
 worker finds its job stalled and retries it. The retry continues the run from its last
 checkpoint: only the node in flight runs again, and a tool with side effects sees the same
 idempotency key.
+
+A worker's connections to PostgreSQL are bounded whatever its concurrency: the store's
+pool (``?pool_size=``, 8 by default), one session for every thread lease it holds, and
+the job queue's pool and listener. It logs them when it starts (`WorkerConnections`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import contextlib
 import logging
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from thinkgraph.agent import Agent
@@ -33,18 +38,59 @@ from thinkgraph.worker.queue import (
     RUNNER_KEY,
     build_app,
     ensure_schema,
+    queue_connections,
     queue_url,
 )
 
 if TYPE_CHECKING:
     import procrastinate
 
-__all__ = ["DEFAULT_CONCURRENCY", "ThreadRunner", "run_worker"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "ThreadRunner",
+    "WorkerConnections",
+    "run_worker",
+    "worker_connections",
+]
 
 DEFAULT_CONCURRENCY = 10
 """Runs one worker advances at once unless told otherwise."""
 
 logger = logging.getLogger("thinkgraph.worker")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConnections:
+    """The PostgreSQL connections one worker holds at most, whatever its concurrency."""
+
+    store: int
+    """The checkpoint store's pool (``?pool_size=N`` in the store URL)."""
+    leases: int
+    """The one session that holds every thread lease of the process."""
+    queue: int
+    """Procrastinate's pool and its listener for new jobs."""
+
+    @property
+    def total(self) -> int:
+        return self.store + self.leases + self.queue
+
+    def __str__(self) -> str:
+        return (
+            f"connections: store pool {self.store}, leases {self.leases}, queue {self.queue} "
+            f"(at most {self.total} to PostgreSQL)"
+        )
+
+
+def worker_connections(agent: Agent) -> WorkerConnections:
+    """What `agent`'s worker connects with: its store opened, its leases' kind looked at."""
+    from thinkgraph.storage.lease import AdvisoryLeases, leases_for
+
+    saver = agent.driver.saver
+    # A saver of the caller's: its pool's size, or its one connection.
+    conn = getattr(saver, "conn", None)
+    store = int(getattr(saver, "pool_size", None) or getattr(conn, "max_size", None) or 1)
+    leases = 1 if isinstance(leases_for(saver), AdvisoryLeases) else 0
+    return WorkerConnections(store, leases, queue_connections())
 
 
 class ThreadRunner:
@@ -137,6 +183,82 @@ async def _retry_stalled(
         await asyncio.sleep(every_s)
 
 
+RESTART_WAIT_CAP_S = 30.0
+"""The longest wait before a worker stopped by a database fault starts again."""
+
+
+async def _work_through_faults(
+    app: procrastinate.App, options: dict[str, Any], wait: bool, handle_signals: bool
+) -> None:
+    """Run Procrastinate's worker until asked to stop, starting it again after a database
+    fault stopped it.
+
+    Procrastinate stops its worker when the database goes away under it (its listener,
+    heartbeat or job fetch fails); the jobs it was running finish first (or fail and are
+    retried). A worker that serves a queue for good waits 1, 2, 4, … s (at most
+    `RESTART_WAIT_CAP_S`) and starts again, as often as it takes; one told to stop when
+    the queue is empty (`wait=False`) gives up after `RETRY.connection_retries` faults in a
+    row. SIGINT or SIGTERM stops it gracefully (the runs in flight finish); a second one
+    stops at once.
+    """
+    import signal
+
+    from thinkgraph.worker.queue import RETRY, is_connection_fault
+
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    current: asyncio.Task[None] | None = None
+    signals = (signal.SIGINT, signal.SIGTERM)
+
+    def stop() -> None:
+        stopping.set()
+        for number in signals:  # a second signal: the default, at once
+            loop.remove_signal_handler(number)
+        if current is not None:
+            current.cancel()  # Procrastinate's worker then stops gracefully
+
+    if handle_signals:
+        for number in signals:
+            loop.add_signal_handler(number, stop)
+    delay, faults = 1.0, 0
+    try:
+        while not stopping.is_set():
+            started = loop.time()
+            current = asyncio.create_task(app.run_worker_async(**options))
+            try:
+                await current
+                fault: BaseException | None = None
+            except asyncio.CancelledError:
+                if stopping.is_set():
+                    return
+                raise
+            except Exception as exc:
+                if not is_connection_fault(exc):
+                    raise
+                fault = exc
+            finally:
+                current = None
+            if stopping.is_set() or (fault is None and not wait):
+                return
+            faults = faults + 1 if loop.time() - started < 60 else 1
+            if not wait and faults > RETRY.connection_retries:
+                assert fault is not None
+                raise fault
+            if loop.time() - started >= 60:
+                delay = 1.0
+            reason = str(fault).strip().splitlines()[0] if fault else "its database went away"
+            logger.warning(
+                "the worker stopped (%s); starting it again in %.0f s", reason or fault, delay
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), delay)
+            delay = min(delay * 2, RESTART_WAIT_CAP_S)
+    finally:
+        if handle_signals and not stopping.is_set():
+            for number in signals:
+                loop.remove_signal_handler(number)
+
+
 def run_worker(
     agent: Agent | Callable[[], Agent],
     *,
@@ -185,6 +307,19 @@ def run_worker(
     worker_name = name or "thinkgraph-worker"
     protect_job_logs(worker_name)  # no job argument in clear, whoever set the logging up
     listening = listen(*metrics) if isinstance(metrics, tuple) else metrics
+    logger.info("%s", worker_connections(chosen))
+
+    options: dict[str, Any] = {
+        "queues": [queue],
+        "name": worker_name,
+        "wait": wait,
+        "concurrency": concurrency,
+        "update_heartbeat_interval": heartbeat_s,
+        "stalled_worker_timeout": stalled_after_s,
+        "additional_context": {RUNNER_KEY: runner},
+        "install_signal_handlers": False,  # ours, below: they tell a stop from a fault
+        "fetch_job_polling_interval": min(1.0, heartbeat_s),
+    }
 
     async def serve() -> None:
         probes = None
@@ -196,17 +331,7 @@ def run_worker(
                 _retry_stalled(app, queue, stalled_after_s, max(stalled_after_s / 3, 0.5))
             )
             try:
-                await app.run_worker_async(
-                    queues=[queue],
-                    name=worker_name,
-                    wait=wait,
-                    concurrency=concurrency,
-                    update_heartbeat_interval=heartbeat_s,
-                    stalled_worker_timeout=stalled_after_s,
-                    additional_context={RUNNER_KEY: runner},
-                    install_signal_handlers=install_signal_handlers,
-                    fetch_job_polling_interval=min(1.0, heartbeat_s),
-                )
+                await _work_through_faults(app, options, wait, install_signal_handlers)
             finally:
                 recovery.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -95,7 +95,7 @@ def parse_text(text: str) -> Decision:
         >>> parse_text(reply).tool_calls[0].args
         {'a': 1}
     """
-    reply = split_reasoning(text if isinstance(text, str) else "")
+    reply = replace(split_reasoning(text if isinstance(text, str) else ""), reread=parse_text)
     before = _before_react(reply)
     for read in MARKED:
         decision = read(reply if read in READ_WHOLE else before)

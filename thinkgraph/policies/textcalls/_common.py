@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +75,9 @@ class Reply:
     """The text of the reasoning blocks, kept as the thought when there is no other."""
     unclosed: bool = False
     """A reasoning block was opened and never closed."""
+    reread: Callable[[str], Decision] | None = None
+    """The whole parser, for formats whose own reasoning comes before a reply written in any
+    format (Cohere's thinking block, Granite's response); set by the parser that runs them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,15 +71,15 @@ def read(reply: Reply) -> Decision | None:
     if start >= 0 and end > start:
         thought = _joined(reply.reasoning, _before_token(body[start + len(_THINKING[0]) : end]))
         rest = body[end + len(_THINKING[1]) :]
-        return _marked(rest, thought) or _rest(rest, thought)
+        return _marked(rest, thought) or _rest(reply, rest, thought)
     if start >= 0:  # never closed: the opener is dropped and the text read as usual
         body = body[start + len(_THINKING[0]) :]
     return _marked(body, reply.reasoning) or _command_r(body, reply.reasoning)
 
 
-def _rest(text: str, thought: str) -> Decision:
+def _rest(reply: Reply, text: str, thought: str) -> Decision:
     """Text after the thinking block with no Cohere markers: a reply of its own."""
-    decision = read_rest(text, thought)
+    decision = read_rest(reply, text, thought)
     if decision is not None:
         return decision
     feedback, _ = read_react(split_reasoning(text))

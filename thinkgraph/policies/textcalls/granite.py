@@ -73,10 +73,10 @@ def read_response(reply: Reply) -> Decision | None:
     split = _thought_and_response(body)
     if split is not None:
         thought, response = split
-        return _response_decision(response, _joined(reply.reasoning, thought))
+        return _response_decision(reply, response, _joined(reply.reasoning, thought))
     tagged = _response_tags(body)
     if tagged is not None:
-        return _response_decision(tagged, reply.reasoning)
+        return _response_decision(reply, tagged, reply.reasoning)
     return None
 
 
@@ -85,15 +85,17 @@ def read_calls(reply: Reply) -> Decision | None:
     return _tool_calls(reply.body, reply.reasoning)
 
 
-def read_rest(text: str, thought: str) -> Decision | None:
+def read_rest(reply: Reply, text: str, thought: str) -> Decision | None:
     """The decision the whole parser makes of `text`, with `thought`; None for plain prose.
 
     For formats whose own reasoning comes before a reply written in any format: the
     reasoning is the thought, and prose (no format decided anything) is left to the caller.
+    The parser is the one reading `reply` (`Reply.reread`); without one, only ReAct.
     """
-    from thinkgraph.policies.textcalls import parse_text  # the parser that runs this reader
-
-    decision = parse_text(text)
+    if reply.reread is None:
+        decision, _ = read_react(split_reasoning(text))
+    else:
+        decision = reply.reread(text)
     if decision.kind == "error":
         fallback, decided = read_react(split_reasoning(text))
         if not decided and decision.error == fallback.error:
@@ -151,8 +153,8 @@ def _response_tags(body: str) -> str | None:
     return body[pos:] if end < 0 else body[pos:end]
 
 
-def _response_decision(response: str, thought: str) -> Decision:
-    decision = read_rest(response, thought)
+def _response_decision(reply: Reply, response: str, thought: str) -> Decision:
+    decision = read_rest(reply, response, thought)
     if decision is not None:
         return decision
     return answer(response, thought, "response")
