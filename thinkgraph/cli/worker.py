@@ -211,9 +211,10 @@ def submit(
 
 
 def enqueue_resume(agent: Any, thread: str, decisions: Any, queue: str) -> None:
-    """Queue the continuation of `thread` for the workers, after the usual checks."""
+    """Queue the continuation of `thread` for the workers, after the usual checks: on
+    `queue`, or ("") on the run's own (`RunQueue.resume`)."""
     from thinkgraph.worker import RunQueue
 
-    with RunQueue(agent, queue) as runs:
-        job = runs.resume(thread, decisions)
+    with RunQueue(agent) as runs:
+        job = runs.resume(thread, decisions, queue=queue or None)
     typer.echo(f"queued job {job.job_id}: a worker on queue {job.queue} continues thread {thread}")
