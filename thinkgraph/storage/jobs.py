@@ -84,8 +84,11 @@ FROM (
     SELECT DISTINCT ON (j.lock) j.lock AS thread_id, j.id, j.queue_name, j.status::text AS status,
            j.attempts, j.worker_id, (j.args ->> 'task') IS NOT NULL AS starts
     FROM procrastinate_jobs j
-    WHERE j.task_name = %(task)s AND j.lock IS NOT NULL
-      AND (%(threads)s::text[] IS NULL OR j.lock = ANY(%(threads)s::text[]))
+    WHERE j.task_name = %(task)s AND j.lock IN (
+        -- Only the threads with a job not ended well: a table of finished jobs stays cheap.
+        SELECT o.lock FROM procrastinate_jobs o
+        WHERE o.task_name = %(task)s AND o.status IN ('todo', 'doing', 'failed')
+          AND (%(threads)s::text[] IS NULL OR o.lock = ANY(%(threads)s::text[])))
     ORDER BY j.lock, j.id DESC
 ) latest
 LEFT JOIN procrastinate_workers w ON w.id = latest.worker_id
