@@ -28,6 +28,7 @@ from thinkgraph import Agent, Approve
 from thinkgraph.result import RunSummary
 from thinkgraph.server import build_app
 from thinkgraph.worker import RunQueue, ThreadRunner, run_worker
+from thinkgraph.worker.queue import ERROR_CHARS, job_error
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -247,3 +248,11 @@ def test_an_answer_over_http_goes_to_the_queue_the_run_paused_on(
     finally:
         with psycopg.connect(POSTGRES_URL) as conn:
             conn.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s", (other,))
+
+
+def test_a_job_error_is_kept_as_one_masked_line() -> None:
+    secret = RuntimeError('refused {"password": "hunter2"} at postgresql://u:pw@db/x\ntrace')
+    kept = job_error(secret)
+    assert "hunter2" not in kept and ":pw@" not in kept and "trace" not in kept
+    assert kept.startswith("RuntimeError: refused")
+    assert len(job_error(RuntimeError("x" * 5000))) == ERROR_CHARS

@@ -373,7 +373,9 @@ class RunQueue:
         Args:
             agent: the agent whose runs these are (its store must be PostgreSQL); used
                 to check requests before they are queued.
-            queue: the queue to put jobs in; workers take jobs from the queues they serve.
+            queue: the queue new runs go to (workers take jobs from the queues they serve);
+                an answer goes to the queue of the worker that last advanced its run,
+                and here only when none did (see `resume`).
             url: the database of the queue, when not the agent's store.
         """
         self.agent = agent
