@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, TypeAdapter, field_validator
 
@@ -13,7 +13,7 @@ from thinkgraph.hitl import Pending
 from thinkgraph.state import BaseStep, Counters, Step
 from thinkgraph.types import RunStatus, StopReason
 
-__all__ = ["RunResult", "RunSummary", "status_text", "waiting_for"]
+__all__ = ["JobState", "RunResult", "RunSummary", "status_text", "waiting_for"]
 
 _STEP: TypeAdapter[BaseStep] = TypeAdapter(Step)  # type: ignore[arg-type]
 
@@ -64,6 +64,44 @@ class RunResult(BaseModel):
         return value
 
 
+JobStateName = Literal["queued", "running", "stalled", "retrying", "failed"]
+
+
+class JobState(BaseModel):
+    """A run's latest job in the worker queue, while it says more than the run's checkpoints:
+    it waits, runs, has stalled, waits to be tried again, or failed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    job_id: int
+    queue: str
+    """The queue it is in: a worker started with ``--queue`` of that name takes it."""
+    action: Literal["start", "resume"]
+    """"start": the run's task; "resume": an answer, or the continuation of a run."""
+    state: JobStateName
+    """queued (waits for a worker), running, stalled (its worker went silent: another
+    will take it), retrying (waits to be tried again after a fault), failed (for good)."""
+    attempt: int = 1
+    """The attempt running or next (1 for a first try); for a failed job, the attempts made."""
+    error: str = ""
+    """What the last attempt failed with, in one line (retrying and failed jobs)."""
+    at: datetime | None = None
+    """When the job last changed (queued, taken, retried, failed)."""
+
+    def text(self) -> str:
+        """Where the job stands, in one phrase: ``queued (…)``, ``retrying (attempt 3: …)``."""
+        if self.state == "queued":
+            what = "an answer waits" if self.action == "resume" else "waits"
+            return f"queued ({what} for a worker on queue {self.queue})"
+        if self.state == "retrying":
+            return f"retrying (attempt {self.attempt}" + (f": {self.error})" if self.error else ")")
+        if self.state == "failed":
+            return f"failed (job {self.job_id}: {self.error or 'no error was recorded'})"
+        if self.state == "stalled":
+            return f"stalled (its worker went silent; queue {self.queue})"
+        return "running"
+
+
 class RunSummary(BaseModel):
     """One run as `Agent.runs` and `thinkgraph runs` list it: where it stands, no chain."""
 
@@ -87,6 +125,10 @@ class RunSummary(BaseModel):
     replay: str | None = None
     """For a replay: its outcome (same, request changed, changed, diverged), or "stopped"
     when it stopped before it was compared. A replay is never continued."""
+    job: JobState | None = None
+    """The run's latest job in the worker queue while it waits, runs, stalled, is retried or
+    failed (None once it ended well, or for a run no worker advances): then its state is
+    the run's (`status` queued, running or failed)."""
 
     @property
     def waiting_for(self) -> str:
@@ -95,6 +137,8 @@ class RunSummary(BaseModel):
 
     def status_text(self, *, stopped: bool = False) -> str:
         """Where the run stands, in the words used everywhere (`status_text`)."""
+        if self.job is not None:
+            return self.job.text()
         return status_text(
             self.status, self.stop_reason, self.waiting_for, replay=self.replay, stopped=stopped
         )

@@ -39,8 +39,9 @@ class NextAction(StrEnum):
 FailurePolicy = Literal["ask_human", "abort"]
 """What happens after `max_consecutive_failures`: pause for a person, or stop the run."""
 
-RunStatus = Literal["running", "paused", "done", "failed"]
-"""Where a run stands. `paused` waits for a person; `done` and `failed` are final."""
+RunStatus = Literal["queued", "running", "paused", "done", "failed"]
+"""Where a run stands. `paused` waits for a person; `done` and `failed` are final;
+`queued`: handed to the workers and not taken yet (its job says more: `RunSummary.job`)."""
 
 StopReason = Literal[
     "final_answer",

@@ -47,5 +47,5 @@ def test_the_count_reads_only_the_newest_runs_and_counts_the_rest(sqlite_url: st
     with Agent(ScriptedModel([]), store=sqlite_url) as agent:
         counted = agent.reader.count(most=2)
     # The newest two are the paused run and the last done one.
-    assert counted.by_status == {"done": 1, "paused": 1, "running": 0, "failed": 0}
+    assert counted.by_status == {"done": 1, "paused": 1, "running": 0, "queued": 0, "failed": 0}
     assert (counted.read, counted.unread) == (2, 1)

@@ -18,6 +18,9 @@ def queue() -> Iterator[str]:
     yield name
     with psycopg.connect(POSTGRES_URL) as conn:
         conn.execute("DELETE FROM procrastinate_jobs WHERE queue_name = %s", (name,))
+        found = conn.execute("SELECT to_regclass('thinkgraph_run_jobs')").fetchone()
+        if found is not None and found[0] is not None:  # the workers' row of each run
+            conn.execute("DELETE FROM thinkgraph_run_jobs WHERE queue_name = %s", (name,))
 
 
 def job_statuses(queue: str) -> list[str]:

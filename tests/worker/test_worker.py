@@ -320,10 +320,10 @@ def test_the_cli_submits_and_approves_through_workers(
     assert again.returncode == 2 and "already waits in the queue" in again.stderr
     listed = cli("runs")
     assert listed.returncode == 0
-    assert f"{thread_id:<16} start   waits for a worker (queue {queue})" in listed.stdout
+    assert f"{thread_id:<16} queued (waits for a worker on queue {queue})" in listed.stdout
     early = cli("show", thread_id)
-    assert early.returncode == 2
-    assert f"thread {thread_id!r} has not started yet" in early.stderr
+    assert early.returncode == 0
+    assert f"thread {thread_id}: queued (waits for a worker on queue {queue})" in early.stdout
 
     first = _worker(queue, log, "--once")
     assert first.wait(timeout=120) == 0, first.communicate()[0]

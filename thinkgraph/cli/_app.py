@@ -284,11 +284,13 @@ def print_steps(steps: Iterator[Any], tools: Iterable[Any] = ()) -> None:
             typer.echo(format_step(redactor.step(step)))
 
 
-def report(result: Any, tools: Iterable[Any] = (), redactor: Any = None) -> None:
+def report(result: Any, tools: Iterable[Any] = (), redactor: Any = None, job: Any = None) -> None:
     """The run's summary lines; the answer and detail are redacted like every view.
 
     `redactor` is one the caller learned the run's chain with already (with `tools` and
-    `mask_unknown=True`), so a long chain is not learned again.
+    `mask_unknown=True`), so a long chain is not learned again. `job`: the run's job in the
+    worker queue while it says more than the run (`RunSummary.job`): its state is the
+    run's status.
     """
     from thinkgraph.views._run import shown_state, state_line
     from thinkgraph.views.redact import Redactor
@@ -301,7 +303,7 @@ def report(result: Any, tools: Iterable[Any] = (), redactor: Any = None) -> None
     c = result.counters
     cost = f"${c.cost_usd:.6f}" if c.cost_known else "cost unknown"
     typer.echo(
-        f"status: {result.status_text()}"
+        f"status: {result.status_text() if job is None else job.text()}"
         + f" · thread {result.thread_id} · {c.steps} think steps · {c.tokens} tokens · {cost}"
     )
     if result.detail:

@@ -22,6 +22,7 @@ __all__ = [
     "AgentScriptOpt",
     "AgentSpecOpt",
     "AgentToolsOpt",
+    "AnswerQueueOpt",
     "ApiBaseOpt",
     "BreakpointOpt",
     "ContinueOptions",
@@ -87,6 +88,15 @@ ScriptOpt = Annotated[
 QueueOpt = Annotated[
     str,
     typer.Option("--queue", help="The job queue (a worker serves the queue it is started on)."),
+]
+AnswerQueueOpt = Annotated[
+    str,
+    typer.Option(
+        "--queue",
+        help="With --enqueue: the job queue (default: the queue of the worker that last "
+        "advanced the run).",
+        show_default=False,
+    ),
 ]
 LogLevelOpt = Annotated[
     str,
@@ -250,7 +260,7 @@ class ContinueOptions(RunOptions):
     `reject`, `respond`, `decide`): `RunOptions`, and whether a worker runs it instead."""
 
     enqueue: EnqueueOpt = False
-    queue: QueueOpt = "thinkgraph"
+    queue: AnswerQueueOpt = ""
 
 
 def with_options(group: type[Any]) -> Callable[[Callable[..., R]], Callable[..., R]]:

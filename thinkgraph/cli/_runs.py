@@ -16,8 +16,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import typer
-
 from thinkgraph.cli._app import existing_store, fail, guarded
 from thinkgraph.graphs.address import (
     LANGGRAPH_JSON,
@@ -34,7 +32,6 @@ from thinkgraph.graphs.address import (
 __all__ = [
     "make_model",
     "new_graph",
-    "print_jobs",
     "queued_message",
     "read_graph",
     "run_graph",
@@ -227,9 +224,10 @@ def stored_thread(store: str, thread: str) -> None:
     url = existing_store(store)
     with Agent(ScriptedModel([]), store=url) as agent:
         found = agent.checkpoint_id(thread)
+        waiting = None if found is not None else queued_message(agent, thread)
     if found is None:
         fail(
-            queued_message(url, thread)
+            waiting
             or f"no run is stored under thread {thread!r}; list runs with `thinkgraph runs` "
             "or check --store"
         )
@@ -248,33 +246,16 @@ def stopped_runs(agent: Any, unfinished: list[str]) -> set[str]:
     return {thread for thread in unfinished if not is_held(saver, thread)}
 
 
-def queued_message(url: str, thread: str) -> str | None:
-    """Why a thread has no run yet when its start waits in the worker queue, else None."""
-    from thinkgraph.storage import is_postgres_url
-
-    if not is_postgres_url(url):
+def queued_message(agent: Any, thread: str) -> str | None:
+    """Why a thread holds no run yet when it was handed to the workers (its job waits, or
+    failed before the run began), else None."""
+    summary = agent.reader.summary(thread)
+    if summary is None or summary.job is None:
         return None
-    from thinkgraph.worker import open_jobs
-
-    for job in open_jobs(url, thread):
-        if job.action == "start":
-            state = "a worker is starting it" if job.running else "it waits for a worker"
-            return (
-                f"thread {thread!r} has not started yet: job {job.job_id} on queue "
-                f"{job.queue!r}, {state} (start one with thinkgraph worker --queue {job.queue})"
-            )
-    return None
-
-
-def print_jobs(url: str, *, limit: int) -> None:
-    """The newest jobs of the worker queue that are not finished, if the store has a queue."""
-    from thinkgraph.worker import open_jobs
-
-    jobs = open_jobs(url)[-limit:]
-    if jobs:
-        typer.echo("jobs for workers:")
-    for job in jobs:
-        where = "a worker runs it" if job.running else "waits for a worker"
-        typer.echo(
-            f"  job {job.job_id:<6} {job.thread_id:<16} {job.action:<7} {where} (queue {job.queue})"
-        )
+    job = summary.job
+    if job.state == "failed":
+        return f"thread {thread!r} never started: {summary.status_text()}"
+    return (
+        f"thread {thread!r} has not started yet: {summary.status_text()} (start one with "
+        f"thinkgraph worker --queue {job.queue})"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,7 +19,7 @@ from thinkgraph.cli._app import (
     write_file,
 )
 from thinkgraph.cli._options import GraphOpt, McpOpt, OutputOpt, ReadToolsOpt, StoreOpt
-from thinkgraph.cli._runs import new_graph, print_jobs, queued_message, read_graph, stopped_runs
+from thinkgraph.cli._runs import new_graph, read_graph, stopped_runs
 from thinkgraph.cli.prune import human_size
 from thinkgraph.errors import ThreadNotFoundError
 
@@ -27,18 +28,23 @@ if TYPE_CHECKING:
     from thinkgraph.views.redact import Redactor
 
 SHOW_FORMATS = ("text", "markdown", "json", "html")
-STATUSES = ("running", "paused", "done", "failed")
+STATUSES = ("queued", "running", "paused", "done", "failed")
 
 
 @app.command(rich_help_panel="Inspect")
 def runs(
     store: StoreOpt = "",
     status: Annotated[
-        str | None, typer.Option(help="Only runs that are running, paused, done or failed.")
+        str | None,
+        typer.Option(help="Only runs that are queued, running, paused, done or failed."),
     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="At most this many runs.")] = 50,
 ) -> None:
-    """List the runs in the store, the most recently updated first."""
+    """List the runs in the store, the most recently updated first.
+
+    A run handed to workers is listed from the moment it is queued; while its job waits,
+    runs, stalled, is retried or failed, the job's state (and error) is the run's.
+    """
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
 
@@ -66,10 +72,6 @@ def runs(
                 f"{'node ' if run.nodes == 1 else 'nodes'}  {when}  {size:>9}"
             )
         _print_totals(counted, len(found), status)
-        from thinkgraph.storage import is_postgres_url
-
-        if status is None and is_postgres_url(url):
-            print_jobs(url, limit=limit)
 
     guarded(go)
 
@@ -134,7 +136,8 @@ def show(
     """
     from thinkgraph.agent import Agent
     from thinkgraph.llm import ScriptedModel
-    from thinkgraph.views import AUDIENCES, to_html, to_json, to_markdown, to_text
+    from thinkgraph.views import AUDIENCES, to_html, to_markdown, to_text
+    from thinkgraph.views.json_doc import job_fields, to_json_dict, waiting_doc
     from thinkgraph.views.redact import Redactor
 
     if fmt not in SHOW_FORMATS:
@@ -148,10 +151,15 @@ def show(
     def go() -> None:
         read_graph(store, thread, graph)  # the run is read from its record: no graph built
         with Agent(ScriptedModel([]), store=url) as agent:
+            summary = agent.reader.summary(thread)  # with its job's word, if it says more
             try:
                 result = agent.result(thread)
             except ThreadNotFoundError:
-                fail(queued_message(url, thread) or f"no run is stored under thread {thread!r}")
+                if summary is None:
+                    fail(f"no run is stored under thread {thread!r}")
+                waiting = json.dumps(waiting_doc(summary), indent=2) if fmt == "json" else None
+                typer.echo(waiting or _not_started(summary))
+                return
             diagram = _overlay_diagram(agent, thread) if fmt == "html" else None
         redactor = None
         if fmt == "text":
@@ -163,18 +171,34 @@ def show(
         elif fmt == "markdown":
             text = to_markdown(result, audience=audience, tools=known)
         elif fmt == "json":
-            text = to_json(result, audience=audience, tools=known) + "\n"
+            doc = to_json_dict(result, audience=audience, tools=known)
+            doc |= {} if summary is None else job_fields(summary)
+            text = json.dumps(doc, indent=2, ensure_ascii=False, default=repr) + "\n"
         else:
             text = to_html(result, audience=audience, tools=known, diagram=diagram)
         if output is not None:
             write_file(output, text, f"{fmt}, {len(result.chain)} steps")
         elif redactor is not None:  # the text view
             typer.echo(text, nl=False)
-            report(_masked_outcome(result, redactor), known, redactor)
+            job = None if summary is None else summary.job
+            report(_masked_outcome(result, redactor), known, redactor, job=job)
         else:
             typer.echo(text, nl=False)
 
     guarded(go)
+
+
+def _not_started(summary: Any) -> str:
+    """What `show` says of a run that has no checkpoint yet, only a job (with `--format
+    json`, the document ``GET /runs/T`` answers)."""
+    where = summary.status_text()
+    job = summary.job
+    hint = (
+        f"start a worker with: thinkgraph worker --queue {job.queue}"
+        if summary.status == "queued"
+        else f"submit the task again, or look at the workers of queue {job.queue}"
+    )
+    return f"thread {summary.thread_id}: {where}; nothing has run yet ({hint})"
 
 
 def _masked_outcome(result: Any, redactor: Redactor) -> Any:

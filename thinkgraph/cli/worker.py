@@ -213,10 +213,11 @@ def submit(
 def enqueue_resume(
     agent: Any, thread: str, decisions: Any, queue: str, at: str | None = None
 ) -> None:
-    """Queue the continuation of `thread` for the workers, after the usual checks; `at`:
-    the paused checkpoint the answer was given for."""
+    """Queue the continuation of `thread` for the workers, after the usual checks: on
+    `queue`, or ("") on the run's own (`RunQueue.resume`); `at`: the paused checkpoint the
+    answer was given for."""
     from thinkgraph.worker import RunQueue
 
-    with RunQueue(agent, queue) as runs:
-        job = runs.resume(thread, decisions, at=at)
+    with RunQueue(agent) as runs:
+        job = runs.resume(thread, decisions, queue=queue or None, at=at)
     typer.echo(f"queued job {job.job_id}: a worker on queue {job.queue} continues thread {thread}")

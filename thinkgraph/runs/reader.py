@@ -38,7 +38,7 @@ from thinkgraph.graphs.recorded import next_nodes, reading_graph
 from thinkgraph.hitl import Pending
 from thinkgraph.nodes.deps import Validator
 from thinkgraph.nodes.validators import structured_output
-from thinkgraph.result import RunResult, RunSummary
+from thinkgraph.result import JobState, RunResult, RunSummary
 from thinkgraph.state import (
     BaseStep,
     Counters,
@@ -71,6 +71,7 @@ __all__ = [
     "no_run",
     "pending_of",
     "status_of",
+    "with_job",
     "without_chain",
 ]
 
@@ -264,29 +265,46 @@ class RunReader:
         return None if latest is None else status_of(without_chain(latest))
 
     def runs(self, status: RunStatus | None = None, limit: int | None = None) -> list[RunSummary]:
-        """The runs in the store, the most recently updated first.
+        """The runs in the store, the most recently updated first, each as its latest job
+        in the worker queue tells it when that job has not ended well (`with_job`): a run
+        handed to the workers is listed from the moment it is queued, a run whose job
+        failed is listed as failed, with the job's error.
 
         Args:
-            status: only runs with this status ("running", "paused", "done", "failed").
+            status: only runs with this status ("queued", "running", "paused", "done",
+                "failed").
             limit: at most this many runs.
 
         Raises:
             StorageError: the store cannot be read.
         """
         found: list[RunSummary] = []
-        for summary in self._summaries(Store(self._store).thread_ids()):
+        for summary in self._listed():
             if status is None or summary.status == status:
                 found.append(summary)
                 if limit is not None and len(found) >= limit:
                     break
         return found
 
+    def summary(self, thread_id: str) -> RunSummary | None:
+        """One run as `runs` lists it (its job's word included); None when the thread holds
+        no run and no job of the worker queue.
+
+        Raises:
+            ThreadIdError: `thread_id` cannot name a run.
+            StorageError: the store cannot be read.
+        """
+        check_thread_id(thread_id)
+        job = Store(self._store).jobs([thread_id]).get(thread_id)
+        return with_job(next(self._summaries([thread_id]), None), thread_id, job)
+
     def count(self, most: int | None = COUNTED_RUNS) -> RunCount:
         """How many runs the store holds in each state, reading at most the newest `most`.
 
         Each run read costs one read of its latest checkpoint's small channels (as a
         listing, about a millisecond on PostgreSQL); the threads past `most` are counted,
-        not read (`RunCount.unread`); None: read them all.
+        not read (`RunCount.unread`); None: read them all. Runs queued and not started, or
+        whose job failed before their first checkpoint, are counted too (one query).
 
         Raises:
             StorageError: the store cannot be read.
@@ -294,9 +312,35 @@ class RunReader:
         ids = Store(self._store).thread_ids()
         read = ids if most is None else ids[:most]
         by_status: dict[RunStatus, int] = dict.fromkeys(RUN_STATUSES, 0)
-        for summary in self._summaries(read):
+        for summary in self._listed(ids, read):
             by_status[summary.status] += 1
         return RunCount(by_status=by_status, unread=len(ids) - len(read))
+
+    def _listed(
+        self, ids: Sequence[str] | None = None, read: Sequence[str] | None = None
+    ) -> Iterator[RunSummary]:
+        """The runs among `read` (of the store's thread ids `ids`; None: all of them), with
+        their jobs laid over, and the runs that exist only as jobs, newest first."""
+        store = Store(self._store)
+        jobs = store.jobs()
+        ids = store.thread_ids() if ids is None else ids
+        stored = set(ids)
+        # Runs with no checkpoint yet (queued, or failed before their first one).
+        unstored = sorted(
+            (
+                summary
+                for thread_id, job in jobs.items()
+                if thread_id not in stored and thread_id_problem(thread_id) is None
+                for summary in [with_job(None, thread_id, job)]
+                if summary is not None
+            ),
+            key=_newest_first,
+        )
+        for summary in self._summaries(ids if read is None else read):
+            while unstored and _newest_first(unstored[0]) <= _newest_first(summary):
+                yield unstored.pop(0)
+            yield with_job(summary, summary.thread_id, jobs.get(summary.thread_id)) or summary
+        yield from unstored
 
     def _summaries(self, thread_ids: Sequence[str]) -> Iterator[RunSummary]:
         """The summary of each thinkgraph run among `thread_ids`, in their order."""
@@ -320,8 +364,47 @@ class RunReader:
             yield summarize(thread_id, snapshot, status_of(snapshot), pending_of(snapshot))
 
 
-RUN_STATUSES: tuple[RunStatus, ...] = ("done", "paused", "running", "failed")
-"""Where a stored run can stand, in the order counts are shown."""
+RUN_STATUSES: tuple[RunStatus, ...] = ("done", "paused", "running", "queued", "failed")
+"""Where a run can stand, in the order counts are shown."""
+
+_JOB_STATUS: dict[str, RunStatus] = {
+    "queued": "queued",
+    "retrying": "queued",
+    "running": "running",
+    "stalled": "running",
+    "failed": "failed",
+}
+"""A run's status while its latest job has not ended well: it waits for a worker (or for
+its next attempt), a worker has it (or had it, and went silent), or it failed for good."""
+
+
+def with_job(summary: RunSummary | None, thread_id: str, job: JobState | None) -> RunSummary | None:
+    """A run as every door lists it: what its checkpoints say (`summary`, None when it has
+    none yet), unless its latest job in the worker queue says more (`job`).
+
+    The one place a run's checkpoints and its job meet. A finished run's own record wins
+    (a late duplicate job does nothing to it), as does a checkpoint written after the job
+    failed (the run was continued since, by hand); otherwise the job's state is the run's:
+    queued and retrying runs wait (``queued``), running and stalled ones are ``running``,
+    and a failed job makes a ``failed`` run, its error in the job — it can be continued
+    from its last checkpoint (`thinkgraph resume`, or a new answer to its pause).
+    """
+    if job is None:
+        return summary
+    status = _JOB_STATUS[job.state]
+    if summary is None:
+        return RunSummary(thread_id=thread_id, status=status, job=job, updated_at=job.at)
+    if summary.status in ("done", "failed") or summary.replay is not None:
+        return summary
+    later = summary.updated_at is not None and job.at is not None and summary.updated_at > job.at
+    if job.state == "failed" and later:
+        return summary
+    return summary.model_copy(update={"status": status, "job": job})
+
+
+def _newest_first(summary: RunSummary) -> float:
+    at = summary.updated_at
+    return -at.timestamp() if at is not None else 0.0
 
 
 @dataclass(frozen=True, slots=True)

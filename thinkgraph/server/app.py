@@ -1,13 +1,17 @@
 """The HTTP surface: start, watch, approve and resume runs; a page that shows a run live.
 
     GET  /                          a page: start a task, list runs, watch one, answer it
-    GET  /runs                      the runs in the store, newest first (RunSummary JSON);
-                                    ?limit=N&offset=K for one page of them, with a
-                                    `Link: <...>; rel="next"` header when more follow
+    GET  /runs                      the runs in the store, newest first (RunSummary JSON),
+                                    and the runs handed to workers that have no checkpoint
+                                    yet; a run whose job waits, runs, stalled, is retried
+                                    or failed says so (`job`); ?limit=N&offset=K for one
+                                    page of them, with a `Link: <...>; rel="next"` header
+                                    when more follow
     POST /runs                      {"task": "...", "thread_id"?: "..."}: start a run
-    GET  /runs/{thread}             the run as `thinkgraph show --format json` prints it;
-                                    a run whose start waits (for a worker): status
-                                    "queued", with its job_id and queue, no steps yet
+    GET  /runs/{thread}             the run as `thinkgraph show --format json` prints it,
+                                    with its `job` while that says more; a run with no
+                                    checkpoint yet: status "queued" (or "failed", its job
+                                    failed before the run began), job_id, queue, no steps
     GET  /runs/{thread}/diagram     the graph with the path the run took: SVG (Graphviz),
                                     or Mermaid text when Graphviz is not installed
     POST /runs/{thread}/resume      {"decisions"?: {call_id: {"action": ...}}, "answer"?: ...}
@@ -329,6 +333,7 @@ def build_app(
             return _failure(exc) if waiting is None else JSONResponse(waiting)
         except ThinkgraphError as exc:
             return _failure(exc)
+        doc = {**doc, **await runs.job_fields(thread)}  # a failed or waiting job says more
         return JSONResponse(json.loads(json.dumps(doc, default=repr)))
 
     async def healthz(request: Request) -> Response:

@@ -33,10 +33,11 @@ from thinkgraph.errors import (
 from thinkgraph.runs import NodeStart, StepEvent
 from thinkgraph.storage.answers import this_process
 from thinkgraph.types import thread_id_problem
+from thinkgraph.views.json_doc import job_fields, waiting_doc
 
 if TYPE_CHECKING:
     from thinkgraph.agent import Agent
-    from thinkgraph.result import RunResult
+    from thinkgraph.result import RunResult, RunSummary
     from thinkgraph.runs import RunEvent
     from thinkgraph.state import BaseStep
     from thinkgraph.worker import JobInfo, QueuedJob, RunQueue
@@ -266,20 +267,40 @@ class ServerRuns:
 
     async def queued(self, thread: str) -> bool:
         """Whether the start of `thread` waits: for this server's runner, or for a worker."""
-        return await self.queued_document(thread) is not None
+        waiting = await self.queued_document(thread)
+        return waiting is not None and waiting["status"] != "failed"
 
     async def queued_document(self, thread: str) -> dict[str, Any] | None:
-        """What `GET /runs/T` says of a run whose start waits (no checkpoint yet): status
-        "queued", with its job when a worker is to start it; None when none waits."""
-        waiting = {"thread_id": thread, "status": "queued", "steps": [], "pending": []}
+        """What `GET /runs/T` says of a run with no checkpoint yet: "queued" while its start
+        waits (here or for a worker), "failed" when its job failed before the run began,
+        with the job (`waiting_doc`); None when the thread holds no run and no job."""
         if thread in self.tasks:
-            return {**waiting, "detail": "this server is starting it"}
-        for job in await self._open_jobs(thread):
-            if job.action == "start":
-                state = "a worker is starting it" if job.running else "it waits for a worker"
-                detail = f"job {job.job_id} on queue {job.queue!r}: {state}"
-                return {**waiting, "detail": detail, "job_id": job.job_id, "queue": job.queue}
-        return None
+            detail = "this server is starting it"
+            return {
+                "thread_id": thread,
+                "status": "queued",
+                "steps": [],
+                "pending": [],
+                "detail": detail,
+            }
+        summary = await self._summary(thread)
+        if summary is None or summary.job is None:
+            return None
+        return waiting_doc(summary)
+
+    async def job_fields(self, thread: str) -> dict[str, Any]:
+        """What the thread's job in the worker queue adds to its document (`job_fields`):
+        its status and job while that job waits, runs, stalled, is retried or failed."""
+        summary = await self._summary(thread)
+        return {} if summary is None else job_fields(summary)
+
+    async def _summary(self, thread: str) -> RunSummary | None:
+        """The thread as `GET /runs` lists it, its job's word included (`RunReader.summary`)."""
+        # An id that cannot name a run has no jobs; the read of the run that follows
+        # refuses it with the rule (a 400), instead of the queue's database failing on it.
+        if thread_id_problem(thread) is not None:
+            return None
+        return await asyncio.to_thread(self.agent.reader.summary, thread)
 
     async def answer_on_its_way(self, thread: str) -> bool:
         """Whether an answer to `thread`'s pause is being applied, here or by a worker."""

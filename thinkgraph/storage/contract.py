@@ -11,7 +11,9 @@ more, and this module is their one home:
 - **one answer per pause**: the first answer to a pause claims it, any other is refused
   naming it (see `thinkgraph.storage.answers`);
 - **prune**: delete old checkpoints of finished runs, and each run's size
-  (see `thinkgraph.storage.prune`).
+  (see `thinkgraph.storage.prune`);
+- **jobs**: the worker queue's latest job of the runs whose job has not ended well, from
+  the queue's tables beside the checkpoints (see `thinkgraph.storage.jobs`).
 
 thinkgraph's durable stores (SQLite and PostgreSQL) implement the whole `RunStore`
 protocol; the in-memory one knows and lists its threads (a run there is never resumed by
@@ -30,7 +32,7 @@ Example:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -39,12 +41,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from thinkgraph.errors import StorageError
+from thinkgraph.result import JobState
 from thinkgraph.storage import answers
 from thinkgraph.storage.answers import Answer
 from thinkgraph.storage.lease import athread_lease, is_held, thread_lease
 from thinkgraph.storage.prune import PruneReport, prune, run_sizes
 
-__all__ = ["KeepsPausedRuns", "KnowsThreads", "ListsThreads", "RunStore", "Store"]
+__all__ = ["KeepsPausedRuns", "KnowsJobs", "KnowsThreads", "ListsThreads", "RunStore", "Store"]
 
 
 @runtime_checkable
@@ -87,6 +90,16 @@ class KnowsThreads(Protocol):
 
 
 @runtime_checkable
+class KnowsJobs(Protocol):
+    """A store whose database holds the worker queue: it tells the runs' unfinished jobs."""
+
+    def thread_jobs(self, thread_ids: Sequence[str] | None = None) -> dict[str, JobState]:
+        """The latest job of each run (of `thread_ids`, if given) whose latest job waits,
+        runs, stalled, is retried or failed, by thread id; none for the others."""
+        ...
+
+
+@runtime_checkable
 class RunStore(KnowsThreads, ListsThreads, KeepsPausedRuns, Protocol):
     """Everything a saver can offer beyond LangGraph's interface (all of thinkgraph's do).
 
@@ -105,13 +118,14 @@ class Store:
             answer each question with one indexed query.
     """
 
-    __slots__ = ("_keeps", "_knows", "_lists", "saver")
+    __slots__ = ("_jobs", "_keeps", "_knows", "_lists", "saver")
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         self.saver = saver
         self._knows = saver if isinstance(saver, KnowsThreads) else None
         self._lists = saver if isinstance(saver, ListsThreads) else None
         self._keeps = saver if isinstance(saver, KeepsPausedRuns) else None
+        self._jobs = saver if isinstance(saver, KnowsJobs) else None
 
     def has_thread(self, thread_id: str) -> bool:
         """Whether the store holds any checkpoint of `thread_id` (a run, even one killed
@@ -204,6 +218,15 @@ class Store:
             StorageError: the store is not SQLite or PostgreSQL.
         """
         return prune(self.saver, **options)
+
+    def jobs(self, thread_ids: Sequence[str] | None = None) -> dict[str, JobState]:
+        """The worker queue's word on runs whose latest job has not ended well (see
+        `KnowsJobs`); empty for a store without a queue beside it.
+
+        Raises:
+            StorageError: the queue's tables cannot be read.
+        """
+        return {} if self._jobs is None else self._jobs.thread_jobs(thread_ids)
 
     def run_sizes(self) -> dict[str, int]:
         """Each run's stored size in bytes, in one query; empty for another store."""

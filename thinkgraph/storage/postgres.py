@@ -19,7 +19,7 @@ I/O of concurrent runs is not serialised through one connection.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -31,7 +31,9 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor, share_pooled_cursor
 from thinkgraph.errors import StorageError
+from thinkgraph.result import JobState
 from thinkgraph.storage.answers import ANSWERS_DDL
+from thinkgraph.storage.jobs import jobs_sql
 from thinkgraph.storage.lease import LEASE_NOTES_DDL, close_leases
 from thinkgraph.storage.sqlite import AGAIN, LATEST_THREADS_SQL, checkpoint_key, worth_keeping
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
@@ -182,6 +184,15 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
         """Whether the store holds `thread_id`, by index alone (see `KnowsThreads`)."""
         with postgres_cursor(self) as cur:
             return cur.execute(_HAS_THREAD_SQL, (str(thread_id),)).fetchone() is not None
+
+    def thread_jobs(self, thread_ids: Sequence[str] | None = None) -> dict[str, JobState]:
+        """The worker queue's latest job of the runs whose job has not ended well, in one
+        query (see `KnowsJobs`, `thinkgraph.storage.jobs`)."""
+        try:
+            with postgres_cursor(self) as cur:
+                return jobs_sql(cur, thread_ids)
+        except Error as exc:
+            raise StorageError(f"cannot read the worker queue's jobs in this store: {exc}") from exc
 
     def list_thread_ids(self) -> list[str]:
         """The runs' thread ids, newest first, in one query (see `ListsThreads`)."""

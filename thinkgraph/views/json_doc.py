@@ -29,7 +29,14 @@ from thinkgraph.views.visibility import ViewItem, ViewOptions, tool_map
 if TYPE_CHECKING:
     from thinkgraph.result import RunResult, RunSummary
 
-__all__ = ["FORMAT_VERSION", "run_summary_dict", "to_json", "to_json_dict"]
+__all__ = [
+    "FORMAT_VERSION",
+    "job_fields",
+    "run_summary_dict",
+    "to_json",
+    "to_json_dict",
+    "waiting_doc",
+]
 
 FORMAT_VERSION = "thinkgraph.chain/1"
 """The `format` key of every document; bumped when a key changes meaning or goes away."""
@@ -101,3 +108,32 @@ def run_summary_dict(
     data["pending"] = [redactor.pending(p) for p in summary.pending]
     data["detail"] = redactor.text(summary.detail)
     return data
+
+
+def job_fields(summary: RunSummary) -> dict[str, Any]:
+    """What a run's job in the worker queue adds to its document, when it says more than the
+    run's checkpoints (`RunSummary.job`): the run's status as every listing gives it, that
+    status in words, and the job. Empty otherwise."""
+    if summary.job is None:
+        return {}
+    return {
+        "status": summary.status,
+        "status_text": summary.status_text(),
+        "job": json.loads(summary.job.model_dump_json()),
+    }
+
+
+def waiting_doc(summary: RunSummary) -> dict[str, Any]:
+    """The document of a run that has no checkpoint yet, only a job: queued, or failed
+    before its first checkpoint. No step; the job's state in words as its `detail`."""
+    doc: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "thread_id": summary.thread_id,
+        "status": summary.status,
+        "detail": summary.status_text(),
+        "steps": [],
+        "pending": [],
+    }
+    if summary.job is not None:
+        doc |= {"job_id": summary.job.job_id, "queue": summary.job.queue}
+    return doc | job_fields(summary)

@@ -8,12 +8,18 @@ job ends at the pause, and the answer, whenever it comes, is a new job.
 A job that fails on a fault of the database or the network (the server restarting,
 refusing connections, "too many clients") is retried with a growing wait (`RETRY`): the
 run continues from its last checkpoint. After the last attempt the job is ``failed`` in
-Procrastinate's table, with its error, where `thinkgraph` and an operator see it.
+Procrastinate's table.
+
+A worker notes each job it takes, and the error of each attempt that fails, in
+thinkgraph's row of the run (`thinkgraph.storage.jobs`): every listing then shows the run
+as queued, running, stalled, retrying or failed with that error, and an answer queued
+without a queue goes to the queue of the worker that last advanced the run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import time
 from collections.abc import Mapping
@@ -27,9 +33,16 @@ from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, Thread
 from thinkgraph.hitl import describe_answer
 from thinkgraph.storage.answers import Answer, claiming
 from thinkgraph.storage.checkpointers import is_postgres_url
+from thinkgraph.storage.jobs import (
+    ADVANCE_TASK,
+    RECORD_ERROR_SQL,
+    RECORD_TAKEN_SQL,
+    RUN_JOBS_DDL,
+    RUN_QUEUE_SQL,
+)
 from thinkgraph.storage.urls import split_pool_size
 from thinkgraph.types import check_thread_id
-from thinkgraph.views.logs import log_job
+from thinkgraph.views.logs import log_job, mask_text
 
 if TYPE_CHECKING:
     import procrastinate
@@ -54,11 +67,10 @@ __all__ = [
     "retry_decision_seconds",
 ]
 
+logger = logging.getLogger("thinkgraph.worker")
+
 DEFAULT_QUEUE = "thinkgraph"
 """The queue jobs go to when none is named."""
-
-ADVANCE_TASK = "thinkgraph.advance"
-"""The one Procrastinate task: advance a thread (start it, or continue it)."""
 
 RUNNER_KEY = "thinkgraph_runner"
 """Where a worker puts its runner in the job context (`additional_context`)."""
@@ -227,8 +239,11 @@ async def _advance(
     job = getattr(context, "job", None)
     metrics.count_job_start(getattr(job, "attempts", 0))
     started = time.perf_counter()
+    noted = {"thread_id": thread_id, "queue": context.job.queue, "job_id": context.job.id}
     try:
         with log_job(context.job.id, thread_id):  # every line logged meanwhile names them
+            # Where the run was last taken from: where a worker listens for its answer.
+            await context.app.connector.execute_query_async(RECORD_TAKEN_SQL, **noted)
             by = f"job {context.job.id} on queue {context.job.queue!r}"
             status: str = await runner.advance(
                 thread_id, task=task, decisions=decisions, at=at, answer=answer, by=by
@@ -239,9 +254,34 @@ async def _advance(
     except BaseException as exc:
         if isinstance(exc, Exception):
             metrics.count_job_end("error", time.perf_counter() - started, exc)
+            await _note_error(context, noted, exc)
         raise
     metrics.count_job_end(status, time.perf_counter() - started)
     return status
+
+
+ERROR_CHARS = 300
+"""The most of a failed job's error kept for listings (its first line, masked)."""
+
+
+def job_error(exc: BaseException) -> str:
+    """A job's error as listings show it: its type and first line, masked as log lines
+    are, cut to `ERROR_CHARS`."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0].strip()}" if lines else type(exc).__name__
+    text = mask_text(text)
+    return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
+
+
+async def _note_error(context: Any, noted: dict[str, Any], exc: BaseException) -> None:
+    """Keep the error of a failed attempt for listings; a database that is down keeps it
+    from being noted, and the job's own failure is what matters then."""
+    try:
+        await context.app.connector.execute_query_async(
+            RECORD_ERROR_SQL, **noted, error=job_error(exc)
+        )
+    except Exception as fault:  # best effort: the job's own failure goes on
+        logger.warning("could not note the error of job %s: %s", noted["job_id"], fault)
 
 
 def build_app(url: str) -> procrastinate.App:
@@ -293,6 +333,7 @@ def ensure_schema(url: str) -> None:
             found = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
             if found is None or found[0] is None:
                 conn.execute(schema.SchemaManager.get_schema())  # type: ignore[arg-type]
+            conn.execute(RUN_JOBS_DDL)  # type: ignore[arg-type]
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise StorageError(f"cannot prepare the job queue in {url}: {first}") from exc
@@ -338,7 +379,9 @@ class RunQueue:
         Args:
             agent: the agent whose runs these are (its store must be PostgreSQL); used
                 to check requests before they are queued.
-            queue: the queue to put jobs in; workers take jobs from the queues they serve.
+            queue: the queue new runs go to (workers take jobs from the queues they serve);
+                an answer goes to the queue of the worker that last advanced its run,
+                and here only when none did (see `resume`).
             url: the database of the queue, when not the agent's store.
         """
         self.agent = agent
@@ -377,14 +420,21 @@ class RunQueue:
                 f"resume({thread_id!r}) or submit the task on a new thread id"
             )
         try:
-            return self._defer(thread_id, task=task)
+            return self._defer(thread_id, self.queue, task=task)
         except ThreadBusyError as exc:
             raise ThreadExistsError(
                 f"a run of thread {thread_id!r} already waits in the queue; submit the task "
                 "on a new thread id"
             ) from exc
 
-    def resume(self, thread_id: str, decisions: Any = None, *, at: str | None = None) -> QueuedJob:
+    def resume(
+        self,
+        thread_id: str,
+        decisions: Any = None,
+        *,
+        at: str | None = None,
+        queue: str | None = None,
+    ) -> QueuedJob:
         """Queue the continuation of a run: with a paused run's answer, or after a crash.
 
         The request is checked as `Agent.resume` checks it (`Agent.check_resume`), the
@@ -392,7 +442,8 @@ class RunQueue:
         the pause (`thinkgraph.storage.answers`) in the transaction that queues its job:
         a second answer to the same pause is refused, naming the first, whether its job
         still waits, runs, or has run. `at`: the paused checkpoint the answer was given
-        for (None: the run's latest).
+        for (None: the run's latest). The job goes to `queue`, else to the run's queue
+        (`run_queue`: where a worker took its last job), else to this queue.
 
         Raises:
             ThreadNotFoundError, NotPausedError, ResumeValueError: as `Agent.resume`.
@@ -402,23 +453,42 @@ class RunQueue:
             ThreadBusyError: a job for the thread already waits in the queue.
         """
         at = self.agent.check_resume(thread_id, decisions, at=at)
-        return self._defer(thread_id, decisions=encode_decisions(decisions), at=at)
+        chosen = queue or self.run_queue(thread_id) or self.queue
+        return self._defer(thread_id, chosen, decisions=encode_decisions(decisions), at=at)
 
-    async def aresume(self, thread_id: str, decisions: Any = None) -> QueuedJob:
+    async def aresume(
+        self, thread_id: str, decisions: Any = None, *, queue: str | None = None
+    ) -> QueuedJob:
         """`resume` from async code: checked with `Agent.acheck_resume` on the caller's
-        loop; only the job's insertion runs in a thread. Raises what `resume` raises."""
+        loop; only the queue's reads and the job's insertion run in a thread. Raises what
+        `resume` raises."""
         at = await self.agent.acheck_resume(thread_id, decisions)
         arguments = {"decisions": encode_decisions(decisions), "at": at}
-        return await asyncio.to_thread(self._defer, thread_id, **arguments)
 
-    def _defer(self, thread_id: str, **arguments: Any) -> QueuedJob:
+        def defer() -> QueuedJob:
+            chosen = queue or self.run_queue(thread_id) or self.queue
+            return self._defer(thread_id, chosen, **arguments)
+
+        return await asyncio.to_thread(defer)
+
+    def run_queue(self, thread_id: str) -> str | None:
+        """The queue whose worker took the run's latest job, where its answers go unless
+        told otherwise; None when no worker of this version advanced it."""
+        connector = self._opened().connector.get_sync_connector()
+        rows = connector.execute_query_all(RUN_QUEUE_SQL, thread_id=thread_id)
+        return str(rows[0]["queue_name"]) if rows else None
+
+    def _defer(self, thread_id: str, queue: str | None = None, **arguments: Any) -> QueuedJob:
         from procrastinate.exceptions import AlreadyEnqueued
 
+        queue = queue or self.queue
         task = self._opened().tasks[ADVANCE_TASK]
         try:
             if arguments.get("at") is None:
-                job_id = self._deferrer(task, thread_id).defer(thread_id=thread_id, **arguments)
-                return QueuedJob(job_id, thread_id, self.queue)
+                job_id = self._deferrer(task, thread_id, queue).defer(
+                    thread_id=thread_id, **arguments
+                )
+                return QueuedJob(job_id, thread_id, queue)
             # An answer: it claims the pause in the store, and the job is inserted in the
             # claim's own transaction (when the queue is in the store's database): of two
             # answers, only the first is queued, and the other is refused naming it.
@@ -426,23 +496,25 @@ class RunQueue:
                 thread_id,
                 str(arguments["at"]),
                 describe_answer(arguments.get("decisions")),
-                f"a worker on queue {self.queue!r}",
+                f"a worker on queue {queue!r}",
             )
             with claiming(self.agent.driver.saver, answer) as claim:
                 same = self.url == self.agent.store_url
-                deferrer = self._deferrer(task, thread_id, claim.connection if same else None)
+                deferrer = self._deferrer(
+                    task, thread_id, queue, claim.connection if same else None
+                )
                 job_id = deferrer.defer(thread_id=thread_id, answer=answer.answer_id, **arguments)
-                claim.relabel(f"job {job_id} on queue {self.queue!r}")
+                claim.relabel(f"job {job_id} on queue {queue!r}")
         except AlreadyEnqueued as exc:
             raise ThreadBusyError(
                 f"a job for thread {thread_id!r} already waits in the queue; a worker on "
-                f"queue {self.queue!r} will run it"
+                f"queue {queue!r} will run it"
             ) from exc
-        return QueuedJob(job_id, thread_id, self.queue)
+        return QueuedJob(job_id, thread_id, queue)
 
-    def _deferrer(self, task: Any, thread_id: str, connection: Any = None) -> Any:
+    def _deferrer(self, task: Any, thread_id: str, queue: str, connection: Any = None) -> Any:
         # `lock`: a thread's jobs run one at a time, in order. `queueing_lock`: at most one
         # of them waits at a time.
         return task.configure(
-            lock=thread_id, queueing_lock=thread_id, queue=self.queue, connection=connection
+            lock=thread_id, queueing_lock=thread_id, queue=queue, connection=connection
         )
