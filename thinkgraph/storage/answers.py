@@ -35,6 +35,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from thinkgraph._langgraph import postgres_cursor
 from thinkgraph.errors import AnsweredError
 
 __all__ = [
@@ -133,9 +134,9 @@ _LOCAL_LOCK = threading.Lock()
 
 def _sqlite(saver: BaseCheckpointSaver[Any]) -> Any:
     """`saver` if it is the SQLite store, else None."""
-    from thinkgraph.storage.sqlite import CompactSqliteSaver  # it makes the table: imports us
-
-    return saver if isinstance(saver, CompactSqliteSaver) else None
+    # Like `_postgres`: the SQLite store's module makes the table and imports this one.
+    sqlite = sys.modules.get("thinkgraph.storage.sqlite")
+    return saver if sqlite is not None and isinstance(saver, sqlite.CompactSqliteSaver) else None
 
 
 def _postgres(saver: BaseCheckpointSaver[Any]) -> bool:
@@ -164,8 +165,6 @@ def claim(saver: BaseCheckpointSaver[Any], answer: Answer) -> Answer:
             row = cur.execute(_SQ_READ, (answer.thread_id, answer.checkpoint_id)).fetchone()
         return _found(answer.thread_id, answer.checkpoint_id, row)
     if _postgres(saver):
-        from thinkgraph._langgraph import postgres_cursor
-
         with postgres_cursor(saver) as cur, cur.connection.transaction():
             return _pg_claim(cur, answer)
     with _LOCAL_LOCK:
@@ -182,8 +181,6 @@ def release(saver: BaseCheckpointSaver[Any], answer: Answer) -> None:
             cur.execute(_SQ_RELEASE, key)
         return
     if _postgres(saver):
-        from thinkgraph._langgraph import postgres_cursor
-
         with postgres_cursor(saver) as cur:
             cur.execute(_PG_RELEASE, key)
         return
@@ -200,8 +197,6 @@ def answer_of(saver: BaseCheckpointSaver[Any], thread_id: str, checkpoint_id: st
         with sqlite.lock:
             row = sqlite.conn.execute(_SQ_READ, (thread_id, checkpoint_id)).fetchone()
     elif _postgres(saver):
-        from thinkgraph._langgraph import postgres_cursor
-
         with postgres_cursor(saver) as cur:
             row = cur.execute(_PG_READ, (thread_id, checkpoint_id)).fetchone()
     else:
@@ -222,8 +217,6 @@ def latest_answer(saver: BaseCheckpointSaver[Any], thread_id: str) -> Answer | N
         with sqlite.lock:
             row = sqlite.conn.execute(_SQ_LATEST, (thread_id,)).fetchone()
     elif _postgres(saver):
-        from thinkgraph._langgraph import postgres_cursor
-
         with postgres_cursor(saver) as cur:
             row = cur.execute(_SQ_LATEST.replace("?", "%s"), (thread_id,)).fetchone()
     else:
@@ -298,8 +291,6 @@ def claiming(saver: BaseCheckpointSaver[Any], answer: Answer) -> Iterator[Claim]
         AnsweredError: another answer holds the pause; nothing is claimed.
     """
     if _postgres(saver):
-        from thinkgraph._langgraph import postgres_cursor
-
         with postgres_cursor(saver) as cur, cur.connection.transaction():
             won = _pg_claim(cur, answer)
             if won.answer_id != answer.answer_id:
