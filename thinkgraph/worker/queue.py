@@ -31,7 +31,7 @@ from pydantic import BaseModel
 from thinkgraph import metrics
 from thinkgraph.errors import ConfigError, StorageError, ThreadBusyError, ThreadExistsError
 from thinkgraph.hitl import describe_answer
-from thinkgraph.storage.answers import Answer, claiming
+from thinkgraph.storage.answers import Answer, claiming, release
 from thinkgraph.storage.checkpointers import is_postgres_url
 from thinkgraph.storage.jobs import (
     ADVANCE_TASK,
@@ -255,9 +255,21 @@ async def _advance(
         if isinstance(exc, Exception):
             metrics.count_job_end("error", time.perf_counter() - started, exc)
             await _note_error(context, noted, exc)
+            if answer is not None and at is not None and retry_decision_seconds(exc, job) is None:
+                await _give_back(runner, thread_id, at, answer)
         raise
     metrics.count_job_end(status, time.perf_counter() - started)
     return status
+
+
+async def _give_back(runner: Any, thread_id: str, at: str, answer_id: str) -> None:
+    """The claim of an answer whose job failed for good: given back, so the pause can be
+    answered again (a run that moved past it refuses the next answer anyway)."""
+    mine = Answer(thread_id, at, "", "", answer_id=answer_id)
+    try:
+        await asyncio.to_thread(release, runner.agent.driver.saver, mine)
+    except Exception:  # the store is down too: the claim stays, and names this job
+        logger.warning("thread %s: could not give back the failed job's answer", thread_id)
 
 
 ERROR_CHARS = 300
