@@ -246,9 +246,11 @@ def test_think_text_is_the_thought_of_a_bare_call() -> None:
     assert decision.thought == "The user wants Rome."
 
 
-def test_a_final_answer_tool_is_left_to_the_answer_styles() -> None:
+def test_a_final_answer_tool_is_the_answer() -> None:
     reply = split_reasoning('{"name": "final_answer", "arguments": {"answer": "42"}}')
-    assert llama.read_unmarked(reply) is None
+    decision = llama.read_unmarked(reply)
+    assert decision is not None
+    check(decision, Final("42"))
 
 
 @pytest.mark.parametrize(
@@ -269,3 +271,37 @@ def test_hostile_replies_are_read_quickly(text: str) -> None:
     decision = parse(text)
     assert decision.kind in {"tool_calls", "final", "error"}
     assert all("<|" not in c.name for c in decision.tool_calls)
+
+
+PREAMBLE_CASES = [
+    pytest.param(
+        'I will check the weather.\n\n{"name": "get_weather", "arguments": {"city": "Rome"}}',
+        Call("get_weather", {"city": "Rome"}),
+        id="preamble-then-a-json-call",
+    ),
+    pytest.param(
+        'Let me look both up.\n[{"name": "a", "parameters": {}}, {"name": "b", "parameters": {}}]',
+        Calls(Call("a", {}), Call("b", {})),
+        id="preamble-then-a-list-of-calls",
+    ),
+    pytest.param(
+        'Here is the data you asked for:\n{"city": "Rome", "temperature": 21}',
+        Error("no 'Action:' line"),
+        id="preamble-then-json-data-is-not-a-call",
+    ),
+    pytest.param(
+        'I could call\n{"name": "get_weather", "arguments": {"city": "Rome"}}\nbut I will not.',
+        Error("no 'Action:' line"),
+        id="a-call-shape-inside-prose-is-not-a-call",
+    ),
+    pytest.param(
+        '{"name": "final_answer", "arguments": {"answer": "Paris"}}',
+        Final("Paris"),
+        id="a-bare-final-answer-call-is-the-answer",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PREAMBLE_CASES)
+def test_calls_after_a_preamble(text: str, expected: Expected) -> None:
+    check(parse(text), expected)

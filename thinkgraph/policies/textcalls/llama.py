@@ -30,12 +30,15 @@ as the whole reply (stop tokens cut off) or as one fenced block that ends it:
 - A fenced block (`````json`` or a bare ```````) holding such calls, after an optional short
   preamble (the thought), with nothing after the closing fence: a fenced example inside a
   longer answer, or several fences, is not a call.
+- Such calls on the last lines of the reply, after a line or two of preamble (the thought):
+  "I will check the weather.\n\n{"name": …, "arguments": …}", as Llama 3.1 and Qwen
+  write through Ollama without a tool parser.
 
 Every object must be shaped like a call (`_common.call_shaped` with ``strict``: a name, the
 arguments, nothing else but ``id`` and ``type``), so a JSON answer such as
 ``{"name": "Alice", "age": 30}`` is never a call. A reply that starts like a call object
-but is not valid JSON is feedback. A ``final_answer`` call is left to the answer styles
-(`thinkgraph.policies.textcalls.finals`).
+but is not valid JSON is feedback. A ``final_answer`` call is the answer, as in every
+format (`_common.calls`).
 """
 
 from __future__ import annotations
@@ -85,8 +88,6 @@ _FENCE_LANGUAGES = frozenset({"", "json", "json5", "jsonc"})
 
 _DECODER = json.JSONDecoder(strict=False)
 
-_ANSWER_TOOL = "final_answer"
-
 
 def read_marked(reply: Reply) -> Decision | None:
     """The decision ``<|python_tag|>`` or ``<function=NAME>`` makes of `reply`, else None."""
@@ -110,7 +111,7 @@ def read_unmarked(reply: Reply) -> Decision | None:
         thought = preamble or thought
         text = text.strip()
     if not text.startswith(("{", "[")):
-        return None
+        return _after_preamble(text, thought)
     found = _json_calls(text, _strict) or _literal_calls(text, _strict)
     if found is None:
         if _CALL_START.match(text) and _unreadable(text):
@@ -120,9 +121,24 @@ def read_unmarked(reply: Reply) -> Decision | None:
                 thought,
             )
         return None
-    if any(one.name == _ANSWER_TOOL for one in found):
-        return None
     return calls(found, thought, "JSON tool call")
+
+
+_LINE_OPENS_JSON = re.compile(r"^[ \t]*+[\[{]", re.MULTILINE)
+_PREAMBLE_TRIES = 3
+"""Lines opening JSON tried as the start of the calls: a bound, whatever the reply holds."""
+
+
+def _after_preamble(text: str, thought: str) -> Decision | None:
+    """Calls that end the reply after a preamble, read strictly; None when there are none."""
+    for tried, opening in enumerate(_LINE_OPENS_JSON.finditer(text)):
+        if tried >= _PREAMBLE_TRIES:
+            break
+        rest = text[opening.start() :].strip()
+        found = _json_calls(rest, _strict)
+        if found is not None:
+            return calls(found, text[: opening.start()].strip() or thought, "JSON tool call")
+    return None
 
 
 # -- <|python_tag|> ---------------------------------------------------------------------------
