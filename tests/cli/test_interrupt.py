@@ -71,6 +71,7 @@ class Started:
 
     def interrupt(self) -> tuple[int, str]:
         """Ctrl-C, as a terminal sends it: (exit code, stderr)."""
+        assert self.process.poll() is None, "the command ended before it was interrupted"
         self.process.send_signal(signal.SIGINT)
         _, err = self.process.communicate(timeout=60)
         return self.process.returncode, err
@@ -80,7 +81,7 @@ def test_ctrl_c_says_how_to_continue_exits_130_and_resume_finishes_the_run(
     script: Path, sqlite_url: str
 ) -> None:
     flags = ["--store", sqlite_url, "--tools", NAP, "--script", str(script)]
-    started = Started("run", "rest, then answer", "--thread", "nap1", *flags, nap_s=30)
+    started = Started("run", "rest, then answer", "--thread", "nap1", *flags, nap_s=600)
     try:
         started.wait_for("tool_call   nap(")  # act has begun: the run is inside the tool
         time.sleep(0.5)
@@ -99,7 +100,7 @@ def test_ctrl_c_says_how_to_continue_exits_130_and_resume_finishes_the_run(
     said = thinkgraph_here("pending", "nap1", "--store", sqlite_url)
     assert said.stdout.startswith("thread nap1 is unfinished: no process advances it\n")
 
-    again = Started("resume", "nap1", *flags, nap_s=30)  # interrupted again, while resumed
+    again = Started("resume", "nap1", *flags, nap_s=600)  # interrupted again, while resumed
     try:
         again.wait_for("tool_call   nap(")
         time.sleep(0.5)
