@@ -34,7 +34,7 @@ system-deps:
 	@scripts/ensure-system-deps
 
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -n 4
+	$(VENV)/bin/pytest -q -n auto
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -60,7 +60,7 @@ from thinkgraph.state import (
     with_declared_keys,
 )
 from thinkgraph.storage import open_checkpointer
-from thinkgraph.storage.answers import Answer, this_process
+from thinkgraph.storage.answers import Answer, latest_answer, this_process
 from thinkgraph.storage.contract import Store
 from thinkgraph.storage.prune import Retention
 from thinkgraph.tools.guard import ToolGuard, guarded
@@ -640,6 +640,10 @@ class Driver:
         points = points if isinstance(points, Breakpoints) else Breakpoints()
         interrupts = list(snapshot.interrupts)
         if decisions is not None and not interrupts:
+            # It left its pause: by whose answer, when one was claimed (the loser of a race).
+            won = await asyncio.to_thread(latest_answer, self.saver, thread_id)
+            if won is not None:
+                raise AnsweredError(won)
             raise NotPausedError(
                 f"thread {thread_id!r} is not waiting for an answer (status "
                 f"{status_of(snapshot)}); continue it with resume({thread_id!r})"
