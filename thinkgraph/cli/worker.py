@@ -111,6 +111,15 @@ def worker(
         float,
         typer.Option(min=0.5, help="Seconds of silence after which a worker counts as dead."),
     ] = 30.0,
+    shutdown_timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Once stopped, seconds the runs in flight may take; then they are handed back "
+            "at their last checkpoint for another worker (default: wait for them; a second "
+            "signal hands them back at once).",
+        ),
+    ] = None,
     once: Annotated[
         bool, typer.Option("--once", help="Stop when the queue is empty instead of waiting.")
     ] = False,
@@ -139,7 +148,9 @@ def worker(
     """Take jobs from a queue and advance their runs until stopped (Ctrl+C, SIGTERM).
 
     Start as many as the load needs, on any machines that reach the PostgreSQL store. A
-    paused run holds no worker; a killed worker's job is picked up by another.
+    paused run holds no worker; a killed worker's job is picked up by another. Stopped, a
+    worker lets its runs finish (or hands them back after --shutdown-timeout); a second
+    Ctrl+C or SIGTERM hands them back at once.
     """
     from thinkgraph.views.logs import configure_logging, startup_line
     from thinkgraph.worker import run_worker
@@ -163,6 +174,7 @@ def worker(
                 name=name,
                 heartbeat_s=heartbeat,
                 stalled_after_s=stalled_after,
+                shutdown_timeout_s=shutdown_timeout,
                 concurrency=concurrency,
                 wait=not once,
                 metrics=probes,
