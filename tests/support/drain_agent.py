@@ -29,7 +29,7 @@ def make_agent() -> Agent:
         with log.open("a") as f:
             f.write(f"{line} {os.getpid()}\n")
 
-    @tool(side_effects=True)
+    @tool(side_effects=True, timeout_s=300)  # longer than any drain a test waits for
     async def slow_write(text: str, ctx: ToolContext) -> str:
         """Write a line, slowly."""
         write(f"start {ctx.idempotency_key}")

@@ -26,6 +26,7 @@ import psycopg
 import pytest
 
 from tests.conftest import POSTGRES_URL
+from tests.support.cli import thinkgraph_here
 from thinkgraph import Agent, ScriptedModel
 from thinkgraph.errors import ConfigError
 from thinkgraph.worker import RunQueue, run_worker
@@ -246,3 +247,17 @@ def test_only_a_job_handed_back_is_retried_at_once_and_only_once() -> None:
     handed_back(job.id)
     assert retry_decision_seconds(cancelled, job) == 0
     assert retry_decision_seconds(cancelled, job) is None
+
+
+def test_a_stalled_after_under_two_heartbeats_is_one_line_error(
+    log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WORKER_STORE", POSTGRES_URL)
+    monkeypatch.setenv("WORKER_LOG", str(log))
+    done = thinkgraph_here(
+        "worker", "--agent", "tests.support.drain_agent:make_agent", "--heartbeat", "10",
+        "--stalled-after", "6", cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "a live worker would be taken for dead" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -152,10 +152,21 @@ def worker(
     worker lets its runs finish (or hands them back after --shutdown-timeout); a second
     Ctrl+C or SIGTERM hands them back at once.
     """
+    from thinkgraph.errors import ConfigError
     from thinkgraph.views.logs import configure_logging, startup_line
     from thinkgraph.worker import run_worker
+    from thinkgraph.worker.runner import check_worker_options
 
     level, fmt = log_options(log_level, log_format)
+    try:  # before anything loads: the same check as run_worker's
+        check_worker_options(
+            concurrency=concurrency,
+            heartbeat_s=heartbeat,
+            stalled_after_s=stalled_after,
+            shutdown_timeout_s=shutdown_timeout,
+        )
+    except ConfigError as exc:
+        fail(str(exc))
     if agent.agent_spec is None:
         _postgres(store)
     chosen, url = agent_from_options(agent, store)

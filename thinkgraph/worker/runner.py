@@ -50,6 +50,7 @@ __all__ = [
     "DEFAULT_CONCURRENCY",
     "ThreadRunner",
     "WorkerConnections",
+    "check_worker_options",
     "run_worker",
     "worker_connections",
 ]
@@ -290,6 +291,35 @@ async def _work_through_faults(
                 loop.remove_signal_handler(number)
 
 
+def check_worker_options(
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    heartbeat_s: float = 10.0,
+    stalled_after_s: float = 30.0,
+    shutdown_timeout_s: float | None = None,
+) -> None:
+    """Refuse worker options that cannot work (`run_worker` checks them; so does the CLI,
+    before it loads anything).
+
+    Raises:
+        ConfigError: `concurrency` is below 1, `stalled_after_s` is under two heartbeats
+            (a live worker would be taken for dead), or `shutdown_timeout_s` is negative.
+    """
+    if concurrency < 1:
+        raise ConfigError(f"concurrency={concurrency}: a worker advances at least 1 run at once")
+    if stalled_after_s < 2 * heartbeat_s:
+        raise ConfigError(
+            f"stalled-after {stalled_after_s:g} s is under two heartbeats ({heartbeat_s:g} s "
+            "apart): a live worker would be taken for dead; give stalled-after three "
+            f"heartbeats or more (e.g. {3 * heartbeat_s:g} s), or a shorter heartbeat"
+        )
+    if shutdown_timeout_s is not None and shutdown_timeout_s < 0:
+        raise ConfigError(
+            f"shutdown_timeout_s={shutdown_timeout_s}: give the seconds a stopped worker's runs "
+            "may take to finish (0 or more), or None to wait for them"
+        )
+
+
 def run_worker(
     agent: Agent | Callable[[], Agent],
     *,
@@ -331,16 +361,16 @@ def run_worker(
 
     Raises:
         ConfigError: the agent's store is not PostgreSQL, Procrastinate is missing,
-            `concurrency` is below 1, or `shutdown_timeout_s` is negative.
+            `concurrency` is below 1, `stalled_after_s` is under two heartbeats, or
+            `shutdown_timeout_s` is negative.
         StorageError: the database cannot be reached.
     """
-    if concurrency < 1:
-        raise ConfigError(f"concurrency={concurrency}: a worker advances at least 1 run at once")
-    if shutdown_timeout_s is not None and shutdown_timeout_s < 0:
-        raise ConfigError(
-            f"shutdown_timeout_s={shutdown_timeout_s}: give the seconds a stopped worker's runs "
-            "may take to finish (0 or more), or None to wait for them"
-        )
+    check_worker_options(
+        concurrency=concurrency,
+        heartbeat_s=heartbeat_s,
+        stalled_after_s=stalled_after_s,
+        shutdown_timeout_s=shutdown_timeout_s,
+    )
     chosen = agent if isinstance(agent, Agent) else agent()
     database = queue_url(chosen, url)
     ensure_schema(database)
