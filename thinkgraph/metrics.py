@@ -14,7 +14,9 @@ its process and Python collectors on one scrape::
     thinkgraph_jobs_total{outcome}                   a worker's jobs as they end: the run's
                                                      status (done, paused, failed, running),
                                                      busy (retried: another holds the
-                                                     thread) or error (the job failed)
+                                                     thread), handed_back (its worker
+                                                     stopped: the job is queued again)
+                                                     or error (the job failed)
     thinkgraph_job_seconds{outcome}                  histogram of the same
     thinkgraph_job_retries_total                     jobs started again (a retry or a
                                                      stalled worker's job put back)
@@ -111,7 +113,8 @@ def count_job_start(attempts: int) -> None:
 
 
 def count_job_end(outcome: str, seconds: float, error: BaseException | None = None) -> None:
-    """A worker's job ended: with the run's status, "busy", or "error" (`error` raised)."""
+    """A worker's job ended: with the run's status, "busy", "handed_back", or "error"
+    (`error` raised)."""
     made = _metrics()
     if made:
         made["jobs"].labels(outcome).inc()

@@ -111,6 +111,15 @@ def worker(
         float,
         typer.Option(min=0.5, help="Seconds of silence after which a worker counts as dead."),
     ] = 30.0,
+    shutdown_timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Once stopped, seconds the runs in flight may take; then they are handed back "
+            "at their last checkpoint for another worker (default: wait for them; a second "
+            "signal hands them back at once).",
+        ),
+    ] = None,
     once: Annotated[
         bool, typer.Option("--once", help="Stop when the queue is empty instead of waiting.")
     ] = False,
@@ -139,12 +148,25 @@ def worker(
     """Take jobs from a queue and advance their runs until stopped (Ctrl+C, SIGTERM).
 
     Start as many as the load needs, on any machines that reach the PostgreSQL store. A
-    paused run holds no worker; a killed worker's job is picked up by another.
+    paused run holds no worker; a killed worker's job is picked up by another. Stopped, a
+    worker lets its runs finish (or hands them back after --shutdown-timeout); a second
+    Ctrl+C or SIGTERM hands them back at once.
     """
+    from thinkgraph.errors import ConfigError
     from thinkgraph.views.logs import configure_logging, startup_line
     from thinkgraph.worker import run_worker
+    from thinkgraph.worker.runner import check_worker_options
 
     level, fmt = log_options(log_level, log_format)
+    try:  # before anything loads: the same check as run_worker's
+        check_worker_options(
+            concurrency=concurrency,
+            heartbeat_s=heartbeat,
+            stalled_after_s=stalled_after,
+            shutdown_timeout_s=shutdown_timeout,
+        )
+    except ConfigError as exc:
+        fail(str(exc))
     if agent.agent_spec is None:
         _postgres(store)
     chosen, url = agent_from_options(agent, store)
@@ -163,6 +185,7 @@ def worker(
                 name=name,
                 heartbeat_s=heartbeat,
                 stalled_after_s=stalled_after,
+                shutdown_timeout_s=shutdown_timeout,
                 concurrency=concurrency,
                 wait=not once,
                 metrics=probes,

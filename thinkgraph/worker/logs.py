@@ -1,15 +1,18 @@
-"""What a worker's job lines say: no job argument in clear, and a busy retry in one line.
+"""What a worker's job lines say: no job argument in clear, a busy retry or a job cancelled
+by its worker's stop in one line.
 
 Procrastinate writes each job's arguments (a task, a person's decisions) into its lines
 and a traceback with every failed attempt. `protect_job_logs` puts the views' masking
 (`thinkgraph.views.logs.MaskSecrets`) on each logger that writes a job, so whoever set
-the handlers up, a job appears by its id, thread and sizes only; and an attempt refused
+the handlers up, a job appears by its id, thread and sizes only; an attempt refused
 because another process holds the thread (`ThreadBusyError`, retried a second later) is
-one warning line, not a traceback.
+one warning line, not a traceback; and so is a job cancelled because its worker stopped
+(handed back, see `thinkgraph.worker.drain`), in one line at its own level.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from thinkgraph.errors import ThreadBusyError
@@ -23,10 +26,13 @@ and ours; plus the worker's own child logger, named after the worker."""
 
 
 class BusyInOneLine(logging.Filter):
-    """A job attempt that failed on `ThreadBusyError`: a warning, the reason, no traceback."""
+    """A job attempt that failed on `ThreadBusyError`: a warning, the reason, no traceback;
+    one cancelled (its worker stopped): its line, no traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, asyncio.CancelledError):
+            record.exc_info = record.exc_text = None
         if isinstance(error, ThreadBusyError):
             record.msg = f"{record.getMessage().rstrip(', ')} - {error}"
             record.args = None

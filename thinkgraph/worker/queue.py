@@ -43,6 +43,7 @@ from thinkgraph.storage.jobs import (
 from thinkgraph.storage.urls import split_pool_size
 from thinkgraph.types import check_thread_id
 from thinkgraph.views.logs import log_job, mask_text
+from thinkgraph.worker.drain import handed_back, was_handed_back
 
 if TYPE_CHECKING:
     import procrastinate
@@ -123,11 +124,14 @@ def is_connection_fault(exc: BaseException) -> bool:
 def retry_decision_seconds(exc: BaseException, job: Any, policy: RetryPolicy = RETRY) -> int | None:
     """Seconds until a job that failed with `exc` runs again, or None: it fails for good.
 
-    A busy thread (another process advances it): every `busy_wait_s`. A fault of the
-    database or network connection (`psycopg.OperationalError` of a lost, refused or
-    exhausted connection, also behind the `StorageError` that words it): 1, 2, 4, … s,
-    capped. Anything else is the run's own failure, and is not retried.
+    A run its worker handed back (`thinkgraph.worker.drain`): at once. A busy thread
+    (another process advances it): every `busy_wait_s`. A fault of the database or network
+    connection (`psycopg.OperationalError` of a lost, refused or exhausted connection, also
+    behind the `StorageError` that words it): 1, 2, 4, … s, capped. Anything else is the
+    run's own failure, and is not retried.
     """
+    if was_handed_back(exc, job):
+        return 0
     attempts = int(job.attempts)
     if isinstance(exc, ThreadBusyError):
         return policy.busy_wait_s if attempts < policy.busy_retries else None
@@ -241,7 +245,8 @@ async def _advance(
     started = time.perf_counter()
     noted = {"thread_id": thread_id, "queue": context.job.queue, "job_id": context.job.id}
     try:
-        with log_job(context.job.id, thread_id):  # every line logged meanwhile names them
+        # Held: its worker's heartbeat goes on while it runs, and a stop can hand it back.
+        with log_job(context.job.id, thread_id), runner.holdings.hold(context.job):
             # Where the run was last taken from: where a worker listens for its answer.
             await context.app.connector.execute_query_async(RECORD_TAKEN_SQL, **noted)
             by = f"job {context.job.id} on queue {context.job.queue!r}"
@@ -250,6 +255,17 @@ async def _advance(
             )
     except ThreadBusyError:
         metrics.count_job_end("busy", time.perf_counter() - started)
+        raise
+    except asyncio.CancelledError:
+        if runner.holdings.handing_back or _stopped_by_shutdown(context):
+            handed_back(context.job.id)  # its job goes back to the queue at once
+            metrics.count_job_end("handed_back", time.perf_counter() - started)
+            with log_job(context.job.id, thread_id):
+                logger.info(
+                    "thread %s: handed back at its last checkpoint; the next worker "
+                    "continues it from there",
+                    thread_id,
+                )
         raise
     except BaseException as exc:
         if isinstance(exc, Exception):
@@ -260,6 +276,13 @@ async def _advance(
         raise
     metrics.count_job_end(status, time.perf_counter() - started)
     return status
+
+
+def _stopped_by_shutdown(context: Any) -> bool:
+    """Whether Procrastinate cancelled the job because its worker's shutdown timeout passed."""
+    from procrastinate.job_context import AbortReason
+
+    return bool(context.abort_reason() == AbortReason.SHUTDOWN)
 
 
 async def _give_back(runner: Any, thread_id: str, at: str, answer_id: str) -> None:

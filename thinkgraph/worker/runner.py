@@ -31,6 +31,7 @@ from thinkgraph.agent import Agent
 from thinkgraph.errors import AnsweredError, ConfigError, ThreadNotFoundError
 from thinkgraph.hitl import describe_answer
 from thinkgraph.storage.answers import Answer
+from thinkgraph.worker.drain import Holdings
 from thinkgraph.worker.health import Health, listen, serve_health
 from thinkgraph.worker.logs import protect_job_logs
 from thinkgraph.worker.queue import (
@@ -49,6 +50,7 @@ __all__ = [
     "DEFAULT_CONCURRENCY",
     "ThreadRunner",
     "WorkerConnections",
+    "check_worker_options",
     "run_worker",
     "worker_connections",
 ]
@@ -99,6 +101,8 @@ class ThreadRunner:
     def __init__(self, agent: Agent, url: str) -> None:
         self.agent = agent
         self.url = url
+        self.holdings = Holdings()
+        """The jobs it runs now (`thinkgraph.worker.drain`)."""
 
     async def advance(
         self,
@@ -167,15 +171,23 @@ class ThreadRunner:
 
 
 async def _retry_stalled(
-    app: procrastinate.App, queue: str, stalled_after_s: float, every_s: float
+    app: procrastinate.App,
+    queue: str,
+    stalled_after_s: float,
+    every_s: float,
+    holdings: Holdings | None = None,
 ) -> None:
-    """Put back the jobs of workers that stopped sending heartbeats, now and then."""
+    """Put back the jobs of workers that stopped sending heartbeats, now and then; never
+    one this process runs (`holdings`), whatever its heartbeat says."""
     while True:
         try:
             stalled = await app.job_manager.get_stalled_jobs(
                 queue=queue, seconds_since_heartbeat=stalled_after_s
             )
+            mine = holdings.job_ids() if holdings is not None else set()
             for job in stalled:
+                if job.id in mine:
+                    continue
                 logger.warning("job %s of a stalled worker: retrying it", job.id)
                 await app.job_manager.retry_job(job)
         except Exception:  # a database hiccup must not stop the worker
@@ -188,7 +200,11 @@ RESTART_WAIT_CAP_S = 30.0
 
 
 async def _work_through_faults(
-    app: procrastinate.App, options: dict[str, Any], wait: bool, handle_signals: bool
+    app: procrastinate.App,
+    options: dict[str, Any],
+    wait: bool,
+    handle_signals: bool,
+    holdings: Holdings | None = None,
 ) -> None:
     """Run Procrastinate's worker until asked to stop, starting it again after a database
     fault stopped it.
@@ -198,8 +214,9 @@ async def _work_through_faults(
     retried). A worker that serves a queue for good waits 1, 2, 4, … s (at most
     `RESTART_WAIT_CAP_S`) and starts again, as often as it takes; one told to stop when
     the queue is empty (`wait=False`) gives up after `RETRY.connection_retries` faults in a
-    row. SIGINT or SIGTERM stops it gracefully (the runs in flight finish); a second one
-    stops at once.
+    row. SIGINT or SIGTERM stops it gracefully: the runs in flight finish (or are handed
+    back when the shutdown timeout passes); a second one hands them back at once
+    (`Holdings.hand_back`), and a third ends the process as the signal does by default.
     """
     import signal
 
@@ -211,9 +228,24 @@ async def _work_through_faults(
     signals = (signal.SIGINT, signal.SIGTERM)
 
     def stop() -> None:
+        if stopping.is_set():  # the second signal
+            for number in signals:  # a third one: the default, at once
+                loop.remove_signal_handler(number)
+            if holdings is not None and len(holdings):
+                count = holdings.hand_back()
+                logger.warning(
+                    "stopping now: %d run(s) handed back at their last checkpoint", count
+                )
+            return
         stopping.set()
-        for number in signals:  # a second signal: the default, at once
-            loop.remove_signal_handler(number)
+        if holdings is not None and len(holdings):
+            timeout = options.get("shutdown_graceful_timeout")
+            limit = "" if timeout is None else f" (or are handed back after {timeout:g} s)"
+            logger.info(
+                "draining: %d run(s) in flight finish first%s; a second signal hands them back now",
+                len(holdings),
+                limit,
+            )
         if current is not None:
             current.cancel()  # Procrastinate's worker then stops gracefully
 
@@ -254,9 +286,38 @@ async def _work_through_faults(
                 await asyncio.wait_for(stopping.wait(), delay)
             delay = min(delay * 2, RESTART_WAIT_CAP_S)
     finally:
-        if handle_signals and not stopping.is_set():
-            for number in signals:
+        if handle_signals:
+            for number in signals:  # those still ours
                 loop.remove_signal_handler(number)
+
+
+def check_worker_options(
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    heartbeat_s: float = 10.0,
+    stalled_after_s: float = 30.0,
+    shutdown_timeout_s: float | None = None,
+) -> None:
+    """Refuse worker options that cannot work (`run_worker` checks them; so does the CLI,
+    before it loads anything).
+
+    Raises:
+        ConfigError: `concurrency` is below 1, `stalled_after_s` is under two heartbeats
+            (a live worker would be taken for dead), or `shutdown_timeout_s` is negative.
+    """
+    if concurrency < 1:
+        raise ConfigError(f"concurrency={concurrency}: a worker advances at least 1 run at once")
+    if stalled_after_s < 2 * heartbeat_s:
+        raise ConfigError(
+            f"stalled-after {stalled_after_s:g} s is under two heartbeats ({heartbeat_s:g} s "
+            "apart): a live worker would be taken for dead; give stalled-after three "
+            f"heartbeats or more (e.g. {3 * heartbeat_s:g} s), or a shorter heartbeat"
+        )
+    if shutdown_timeout_s is not None and shutdown_timeout_s < 0:
+        raise ConfigError(
+            f"shutdown_timeout_s={shutdown_timeout_s}: give the seconds a stopped worker's runs "
+            "may take to finish (0 or more), or None to wait for them"
+        )
 
 
 def run_worker(
@@ -267,6 +328,7 @@ def run_worker(
     name: str | None = None,
     heartbeat_s: float = 10.0,
     stalled_after_s: float = 30.0,
+    shutdown_timeout_s: float | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     wait: bool = True,
     install_signal_handlers: bool = True,
@@ -283,7 +345,12 @@ def run_worker(
         name: the worker's name in Procrastinate's tables and logs.
         heartbeat_s: how often the worker says it is alive.
         stalled_after_s: a worker silent for this long is taken for dead, and its job is
-            retried by another.
+            retried by another. A stopped worker keeps its heartbeat while its runs finish.
+        shutdown_timeout_s: once stopped, how long the runs in flight may take to finish;
+            then they are cancelled and handed back at their last checkpoint (another
+            worker continues each, running its tool call in flight again with the same
+            idempotency key). None: as long as they take; a second signal hands them back
+            at once.
         concurrency: how many runs this worker advances at once. Runs wait on models and
             tools, so one process holds many; jobs of one thread still run one at a time
             and in order (each job carries the thread id as its lock).
@@ -293,12 +360,17 @@ def run_worker(
             this bound socket, or this (host, port); None: not at all.
 
     Raises:
-        ConfigError: the agent's store is not PostgreSQL, Procrastinate is missing, or
-            `concurrency` is below 1.
+        ConfigError: the agent's store is not PostgreSQL, Procrastinate is missing,
+            `concurrency` is below 1, `stalled_after_s` is under two heartbeats, or
+            `shutdown_timeout_s` is negative.
         StorageError: the database cannot be reached.
     """
-    if concurrency < 1:
-        raise ConfigError(f"concurrency={concurrency}: a worker advances at least 1 run at once")
+    check_worker_options(
+        concurrency=concurrency,
+        heartbeat_s=heartbeat_s,
+        stalled_after_s=stalled_after_s,
+        shutdown_timeout_s=shutdown_timeout_s,
+    )
     chosen = agent if isinstance(agent, Agent) else agent()
     database = queue_url(chosen, url)
     ensure_schema(database)
@@ -316,6 +388,8 @@ def run_worker(
         "concurrency": concurrency,
         "update_heartbeat_interval": heartbeat_s,
         "stalled_worker_timeout": stalled_after_s,
+        # Procrastinate's: then it cancels the jobs, and `_advance` hands them back.
+        "shutdown_graceful_timeout": shutdown_timeout_s,
         "additional_context": {RUNNER_KEY: runner},
         "install_signal_handlers": False,  # ours, below: they tell a stop from a fault
         "fetch_job_polling_interval": min(1.0, heartbeat_s),
@@ -326,15 +400,18 @@ def run_worker(
         if listening is not None:
             health = Health(chosen, queue_url=database, queues=(queue,))
             probes = await serve_health(health, listening)
+        holdings = runner.holdings
         async with app.open_async(), probes or contextlib.nullcontext():
-            recovery = asyncio.create_task(
-                _retry_stalled(app, queue, stalled_after_s, max(stalled_after_s / 3, 0.5))
-            )
+            every_s = max(stalled_after_s / 3, 0.5)
+            side = [
+                asyncio.create_task(_retry_stalled(app, queue, stalled_after_s, every_s, holdings)),
+                asyncio.create_task(holdings.keep_alive(app, heartbeat_s)),
+            ]
             try:
-                await _work_through_faults(app, options, wait, install_signal_handlers)
+                await _work_through_faults(app, options, wait, install_signal_handlers, holdings)
             finally:
-                recovery.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await recovery
+                for task in side:
+                    task.cancel()
+                await asyncio.gather(*side, return_exceptions=True)
 
     asyncio.run(serve())
