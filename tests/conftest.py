@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from thinkgraph import Agent
 from thinkgraph.storage import close_checkpointer, open_checkpointer
 
 pytest_plugins = ["tests.support.fixtures"]
@@ -55,3 +58,25 @@ def saver(store_url: str) -> Iterator[Any]:
 def thread_id() -> str:
     """A thread id no other test uses (PostgreSQL is shared between tests)."""
     return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(autouse=True)
+def _agents_closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Close, after each test, the agents it made and left open.
+
+    An open agent on PostgreSQL holds pooled connections until it is collected; the suite
+    shares one server (100 connections) between its workers, so tests that drop their
+    agents unclosed would starve the others ("too many clients already").
+    """
+    made: weakref.WeakSet[Agent] = weakref.WeakSet()
+    original = Agent.__init__
+
+    @functools.wraps(original)
+    def init(self: Agent, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        made.add(self)
+
+    monkeypatch.setattr(Agent, "__init__", init)
+    yield
+    for agent in list(made):
+        agent.close()

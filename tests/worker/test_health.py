@@ -168,7 +168,7 @@ def test_a_worker_serves_health_and_metrics_on_its_port(
     assert f"metrics on http://127.0.0.1:{worker.port}/metrics" in output, output
 
 
-def test_a_workers_readyz_fails_while_the_database_is_down(
+def test_a_workers_readyz_fails_while_the_database_is_down_and_a_stop_still_ends_it(
     pg_cluster: PgCluster, tmp_path: Path
 ) -> None:
     worker = Worker(tmp_path, pg_cluster.url, "thinkgraph")
@@ -180,8 +180,19 @@ def test_a_workers_readyz_fails_while_the_database_is_down(
         assert response.text.startswith("not ready: ")
         assert "\n" not in response.text.strip()
         assert worker.get("/healthz").status_code == 200
+        # An operator stops a worker whose database is down: it holds no run, so it has
+        # nothing to wait for, and ends within seconds, saying why, without a traceback.
+        time.sleep(1.5)  # its fetch and heartbeat now wait on the database
+        stopped = time.monotonic()
+        worker.process.terminate()
+        worker.process.wait(timeout=15)
+        took = time.monotonic() - stopped
     finally:
-        worker.stop()
+        output = worker.stop()
+    assert took < 10, f"the worker took {took:.1f} s to stop:\n{output}"
+    assert worker.process.returncode == 0, output
+    assert "Traceback" not in output, output
+    assert "stopped without the database" in output, output
 
 
 def test_a_metrics_port_in_use_is_one_line(tmp_path: Path) -> None:

@@ -55,6 +55,9 @@ APPLICATION_NAME = "thinkgraph"
 (``?application_name=…``)."""
 POOL_TIMEOUT_S = 20.0
 """How long a call waits for a connection (the server restarting) before it fails."""
+CLOSE_GRACE_S = 2.0
+"""How long closing the store waits for the calls in flight before it closes their pool."""
+
 RECONNECT_GIVE_UP_S = 30.0
 """How long the pool keeps retrying one lost connection (1, 2, 4, … s apart) before it
 starts over at the next call: a server back after a long outage is found within seconds."""
@@ -169,8 +172,15 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
 
     def close(self) -> None:
         """Let the calls in flight finish, then close the database connections (the pool's
-        and the lease session's)."""
-        super().close()
+        and the lease session's).
+
+        A call still waiting after `CLOSE_GRACE_S` waits for a connection from a database
+        that does not answer (it would wait the pool's whole timeout): the pool is closed
+        first, which ends that wait with an error; calls that hold a connection finish.
+        """
+        if not self.close_executor(grace_s=CLOSE_GRACE_S):
+            self.conn.close()
+            self.close_executor()
         close_leases(self)
         self.conn.close()
 

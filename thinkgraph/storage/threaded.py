@@ -20,10 +20,11 @@ executor like every other.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import functools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -61,12 +62,19 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
         return self.__executor
 
     async def _off_loop(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        loop = asyncio.get_running_loop()
         call = functools.partial(fn, *args, **kwargs)
         # The caller's context goes along (as with asyncio.to_thread): how a read decodes
         # may depend on it (`steps_left_packed`).
         context = contextvars.copy_context()
-        return await loop.run_in_executor(self._executor(), context.run, call)
+        future: Future[T] = self._executor().submit(context.run, call)
+        self._in_flight.add(future)
+        future.add_done_callback(self._in_flight.discard)
+        return await asyncio.wrap_future(future)
+
+    @functools.cached_property
+    def _in_flight(self) -> set[Future[Any]]:
+        """The calls handed to the executor and not done yet (see `close_executor`)."""
+        return set()
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         """A short call (a write, a look-up): done now if it will not wait, else off the loop."""
@@ -83,11 +91,21 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[Any]):
         """
         return False, None
 
-    def close_executor(self) -> None:
-        """Stop the executor's threads once the calls already handed to it are done."""
-        if self.__executor is not None:
-            self.__executor.shutdown(wait=True)
-            self.__executor = None
+    def close_executor(self, grace_s: float | None = None) -> bool:
+        """Stop the executor's threads once the calls already handed to it are done.
+
+        With `grace_s`, wait at most that long: False when calls are still in flight then
+        (the executor stays, for the caller to end their wait and close it again).
+        """
+        if self.__executor is None:
+            return True
+        if grace_s is not None:
+            _, waiting = concurrent.futures.wait(list(self._in_flight), timeout=grace_s)
+            if waiting:
+                return False
+        self.__executor.shutdown(wait=True)
+        self.__executor = None
+        return True
 
     def close(self) -> None:
         """Let the calls in flight finish, then close the saver's connection (a saver

@@ -258,7 +258,9 @@ async def _work_through_faults(
             started = loop.time()
             current = asyncio.create_task(app.run_worker_async(**options))
             try:
-                await current
+                if not await _ends_or_stuck(current, stopping, holdings):
+                    return  # stopped, nothing held, and Procrastinate waits on the database
+                current.result()
                 fault: BaseException | None = None
             except asyncio.CancelledError:
                 if stopping.is_set():
@@ -289,6 +291,64 @@ async def _work_through_faults(
         if handle_signals:
             for number in signals:  # those still ours
                 loop.remove_signal_handler(number)
+
+
+STOP_WITHOUT_DATABASE_S = 3.0
+"""How long a stopped worker that holds no run waits for Procrastinate to end before it
+leaves without it (Procrastinate's last steps wait on a database that may be gone)."""
+
+
+async def _ends_or_stuck(
+    task: asyncio.Task[None], stopping: asyncio.Event, holdings: Holdings | None
+) -> bool:
+    """Wait for Procrastinate's worker `task` to end: True when it did.
+
+    Once the worker is stopped, its loop ends after its current fetch and it unregisters,
+    both through the database; a database that is down makes each wait for its pool's
+    timeout. A worker that holds no run has nothing left to finish, so after
+    `STOP_WITHOUT_DATABASE_S` it cancels those steps (False) and the process ends; one
+    that holds runs waits for them (they are handed back at the shutdown timeout or at a
+    second signal).
+    """
+    stop = asyncio.ensure_future(stopping.wait())
+    try:
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    idle_s, step_s = 0.0, 0.25
+    while not task.done():
+        await asyncio.wait({task}, timeout=step_s)
+        held = holdings is not None and len(holdings) > 0
+        idle_s = 0.0 if held or task.done() else idle_s + step_s
+        if idle_s >= STOP_WITHOUT_DATABASE_S:
+            task.cancel()  # a second cancel reaches its last steps, which wait on the database
+            await asyncio.wait({task}, timeout=1.0)
+            task.add_done_callback(_forget)
+            logger.warning(
+                "stopped without the database: it did not answer in %.0f s, and no run "
+                "was in flight",
+                STOP_WITHOUT_DATABASE_S,
+            )
+            return False
+    return True
+
+
+def _quiet_connection_faults(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's handler of errors nobody awaited: a database connection fault (a task
+    Procrastinate left behind at a stop without the database) is a debug line."""
+    from thinkgraph.worker.queue import is_connection_fault
+
+    error = context.get("exception")
+    if error is not None and is_connection_fault(error):
+        logger.debug("left behind at the stop: %s", context.get("message"))
+        return
+    loop.default_exception_handler(context)
+
+
+def _forget(task: asyncio.Task[None]) -> None:
+    """Collect the outcome of a Procrastinate task left behind at a stop."""
+    if not task.cancelled():
+        task.exception()
 
 
 def check_worker_options(
@@ -396,6 +456,7 @@ def run_worker(
     }
 
     async def serve() -> None:
+        asyncio.get_running_loop().set_exception_handler(_quiet_connection_faults)
         probes = None
         if listening is not None:
             health = Health(chosen, queue_url=database, queues=(queue,))
