@@ -15,6 +15,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
+from bench.svg_layout import synthetic_model
 from tests.viz._graphs import DEPS, critic_run, with_critic
 from thinkgraph import Agent, ScriptedModel, tool
 from thinkgraph.graphs import react_graph
@@ -113,40 +114,6 @@ def build_planned(deps: Any) -> Any:
     return graph.build()
 
 
-def synthetic(nodes: int, edges: int, seed: int = 7, width: int = 12) -> nx.DiGraph:
-    """A model like a big agent graph: `nodes` nodes in layers of about `width`, START on top.
-
-    Every node has an edge from the layer above; the other edges go mostly to the next
-    layer, some skip a layer and some go back up (loops).
-    """
-    import random
-
-    rng = random.Random(seed)
-    model = nx.DiGraph(name="synthetic")
-    layers = [
-        [f"n{i:03d}" for i in range(k, min(k + width, nodes))] for k in range(0, nodes, width)
-    ]
-    model.add_node(START, kind="start", label="start")
-    for layer in layers:
-        for name in layer:
-            model.add_node(name, kind="custom", label=name)
-    model.add_node(END, kind="end", label="end")
-    for i, layer in enumerate(layers):
-        for name in layer:
-            model.add_edge(rng.choice(layers[i - 1]) if i else START, name, conditional=False,
-                           label=None)  # fmt: skip
-    for name in layers[-1]:
-        model.add_edge(name, END, conditional=False, label=None)
-    while model.number_of_edges() < edges:
-        i = rng.randrange(len(layers) - 1)
-        step = rng.choices([1, 2, -1, -3], weights=[14, 3, 2, 1])[0]
-        j = min(max(i + step, 0), len(layers) - 1)
-        a, b = rng.choice(layers[i]), rng.choice(layers[j])
-        if a != b and not model.has_edge(a, b):
-            model.add_edge(a, b, conditional=True, label=rng.choice([None, "next", "retry"]))
-    return model
-
-
 # -- structure ------------------------------------------------------------------------------
 
 
@@ -227,7 +194,7 @@ def test_layers_are_the_longest_path_from_start_with_back_edges_removed(
 
 
 def test_nodes_and_labels_never_overlap(react_model: nx.DiGraph) -> None:
-    for model in (react_model, to_graph_model(with_critic()), synthetic(150, 300)):
+    for model in (react_model, to_graph_model(with_critic()), synthetic_model(150, 300)):
         layout = layered_layout(model)
         boxes = [(b.x, b.y, b.x + b.width, b.y + b.height) for b in layout.nodes.values()]
         boxes += [e.label_box for e in layout.edges if e.label_box is not None]
@@ -378,7 +345,7 @@ def test_the_same_model_draws_byte_identical_svg(react_model: nx.DiGraph) -> Non
 
 
 def test_the_svg_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
-    model = synthetic(40, 80, seed=3)
+    model = synthetic_model(40, 80, seed=3)
     data = tmp_path / "model.json"
     data.write_text(json.dumps(graph_description(model)))
     script = (
@@ -456,7 +423,7 @@ def test_an_id_prefix_keeps_two_drawings_on_one_page_apart(react_model: nx.DiGra
 
 
 def test_a_150_node_graph_with_300_edges_renders() -> None:
-    model = synthetic(150, 300)
+    model = synthetic_model(150, 300)
     root = parse(to_svg_layout(model))
     assert len(nodes_of(root)) == 152 and len(edges_of(root)) == model.number_of_edges()
     layout = layered_layout(model)
