@@ -431,3 +431,13 @@ def test_a_150_node_graph_with_300_edges_renders() -> None:
     for edge in layout.edges:
         if not edge.back and not edge.loop:
             assert layout.nodes[edge.source].layer < layout.nodes[edge.target].layer
+
+
+def test_an_empty_model_and_bare_nodes_draw() -> None:
+    assert nodes_of(parse(to_svg_layout(nx.DiGraph()))) == {}
+    bare = nx.DiGraph()
+    bare.add_edge("x", "y")  # no kind, no label: a graph networkx made, not ours
+    bare.add_edge("y", "y")
+    nodes = nodes_of(parse(to_svg_layout(bare)))
+    assert set(nodes) == {"x", "y"} and texts(nodes["y"]) == ["y"]
+    assert not any(c.startswith("kind-") for c in classes(nodes["x"]))

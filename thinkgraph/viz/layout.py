@@ -25,10 +25,11 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any, Final, TypeAlias
+from typing import Final, TypeAlias
 
 import networkx as nx
 
+from thinkgraph.viz.layering import Items, back_edges, initial_ranks, order_ranks, place_ranks
 from thinkgraph.viz.model import END, START
 
 __all__ = [
@@ -54,14 +55,9 @@ NODE_CHARS: Final = 32
 LABEL_CHARS: Final = 40
 RANK_GAP: Final = 20.0
 """Vertical room between a rank of nodes and the rank of labels next to it."""
-NODE_GAP: Final = 28.0
-EDGE_GAP: Final = 12.0
-"""Horizontal room between two nodes, and between an edge and what is next to it."""
 SIDE: Final = 14.0
 """How far beside a node a back edge runs."""
 MARGIN: Final = 8.0
-_SWEEPS: Final = 8
-_PLACEMENTS: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,217 +142,6 @@ def shorten(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-# -- 1 and 2: loops and layers --------------------------------------------------------------
-
-
-def _back_edges(
-    n: int, out: list[list[tuple[int, int]]], roots: list[int]
-) -> tuple[set[int], list[int]]:
-    """The edges that close a loop, and the nodes in reverse postorder (a topological order)."""
-    state = [0] * n  # 0 unseen, 1 on the stack, 2 done
-    back: set[int] = set()
-    post: list[int] = []
-    for root in roots:
-        if state[root]:
-            continue
-        state[root] = 1
-        stack = [(root, iter(out[root]))]
-        while stack:
-            node, todo = stack[-1]
-            for target, edge in todo:
-                if state[target] == 1:
-                    back.add(edge)
-                elif state[target] == 0:
-                    state[target] = 1
-                    stack.append((target, iter(out[target])))
-                    break
-            else:
-                state[node] = 2
-                post.append(node)
-                stack.pop()
-    post.reverse()
-    return back, post
-
-
-# -- 4: order -------------------------------------------------------------------------------
-
-
-def _crossings(ranks: list[list[int]], pos: list[int], down: list[list[int]]) -> int:
-    total = 0
-    for rank in ranks[:-1]:
-        below = sorted((pos[a], pos[b]) for a in rank for b in down[a])
-        if len(below) < 2:
-            continue
-        size = max(p for _, p in below) + 2
-        tree = [0] * (size + 1)  # a Fenwick tree of the lower ends seen so far
-        for seen, (_, lower) in enumerate(below):
-            i, before = lower + 1, 0
-            while i > 0:
-                before += tree[i]
-                i -= i & -i
-            total += seen - before
-            i = lower + 1
-            while i <= size:
-                tree[i] += 1
-                i += i & -i
-    return total
-
-
-def _sweep(
-    ranks: list[list[int]], pos: list[int], near: list[list[tuple[int, float]]], order: range
-) -> None:
-    for r in order:
-        rank = ranks[r]
-        keys = []
-        for node in rank:
-            key = float(pos[node])  # a node with no neighbour there keeps its place
-            if links := near[node]:
-                key = 0.0
-                for other, bias in links:
-                    key += pos[other] + bias
-                key /= len(links)
-            keys.append((key, pos[node], node))
-        keys.sort()
-        ranks[r] = [node for _, _, node in keys]
-        for i, node in enumerate(ranks[r]):
-            pos[node] = i
-
-
-def _transpose(
-    ranks: list[list[int]], pos: list[int], up: list[list[int]], down: list[list[int]]
-) -> None:
-    """Swap neighbours in a rank while that removes crossings (a few rounds at most)."""
-    for _ in range(4):
-        swapped = False
-        for rank in ranks:
-            for i in range(len(rank) - 1):
-                a, b = rank[i], rank[i + 1]
-                now = then = 0  # crossings between a's edges and b's, as they are and swapped
-                for near in (up, down):
-                    for u in near[a]:
-                        pu = pos[u]
-                        for v in near[b]:
-                            if pu > pos[v]:
-                                now += 1
-                            elif pu < pos[v]:
-                                then += 1
-                if then < now:
-                    rank[i], rank[i + 1] = b, a
-                    pos[a], pos[b] = i + 1, i
-                    swapped = True
-        if not swapped:
-            return
-
-
-def _order(ranks: list[list[int]], items: _Items) -> list[list[int]]:
-    up, down = items.up, items.down
-    pos = [0] * len(up)
-    up_ids = [[u for u, _ in links] for links in up]
-    down_ids = [[d for d, _ in links] for links in down]
-    for rank in ranks:
-        for i, node in enumerate(rank):
-            pos[node] = i
-    best, fewest, stale = [list(r) for r in ranks], _crossings(ranks, pos, down_ids), 0
-    for _ in range(_SWEEPS):
-        if fewest == 0 or stale >= 2:
-            break
-        _sweep(ranks, pos, up, range(1, len(ranks)))
-        _sweep(ranks, pos, down, range(len(ranks) - 2, -1, -1))
-        _transpose(ranks, pos, up_ids, down_ids)
-        count = _crossings(ranks, pos, down_ids)
-        if count < fewest:
-            best, fewest, stale = [list(r) for r in ranks], count, 0
-        else:
-            stale += 1
-    return best
-
-
-# -- 5: x -----------------------------------------------------------------------------------
-
-
-def _fit(targets: list[float], gaps: list[float]) -> list[float]:
-    """x nearest `targets` (least squares) with x[i+1] - x[i] >= gaps[i], keeping the order."""
-    offsets = [0.0]
-    for gap in gaps:
-        offsets.append(offsets[-1] + gap)
-    means: list[float] = []  # blocks of adjacent items that sit together: mean and size
-    sizes: list[int] = []
-    for target, offset in zip(targets, offsets, strict=True):
-        mean, size = target - offset, 1
-        while means and means[-1] >= mean:
-            before, count = means.pop(), sizes.pop()
-            mean = (before * count + mean * size) / (count + size)
-            size += count
-        means.append(mean)
-        sizes.append(size)
-    xs: list[float] = []
-    for mean, size in zip(means, sizes, strict=True):
-        xs.extend([mean] * size)
-    return [x + offset for x, offset in zip(xs, offsets, strict=True)]
-
-
-class _Items:
-    """The layout's items: real nodes first (0..n-1), then the edges' virtual points."""
-
-    def __init__(self) -> None:
-        self.rank: list[int] = []
-        self.left: list[float] = []
-        self.right: list[float] = []
-        self.real: list[bool] = []
-        self.up: list[list[tuple[int, float]]] = []
-        """(item above, order bias) per item; the bias puts back edges to the right."""
-        self.down: list[list[tuple[int, float]]] = []
-        self.pull_up: list[list[tuple[int, float, float]]] = []
-        """(item above, weight, x offset from it) per item."""
-        self.pull_down: list[list[tuple[int, float, float]]] = []
-
-    def add(self, rank: int, left: float, right: float, real: bool) -> int:
-        self.rank.append(rank)
-        self.left.append(left)
-        self.right.append(right)
-        self.real.append(real)
-        for links in (self.up, self.down, self.pull_up, self.pull_down):
-            links.append([])
-        return len(self.rank) - 1
-
-    def link(self, upper: int, lower: int, bias: float, offset: float) -> None:
-        """`offset`: where `lower` wants to be from `upper` (beside it, for a back edge)."""
-        weight = 8.0 if not (self.real[upper] or self.real[lower]) else 2.0
-        self.down[upper].append((lower, bias))
-        self.up[lower].append((upper, bias))
-        self.pull_up[lower].append((upper, weight, offset))
-        self.pull_down[upper].append((lower, weight, -offset))
-
-    def gap(self, a: int, b: int) -> float:
-        room = NODE_GAP if self.real[a] and self.real[b] else EDGE_GAP
-        return self.right[a] + self.left[b] + room
-
-
-def _place(items: _Items, ranks: list[list[int]]) -> list[float]:
-    x = [0.0] * len(items.rank)
-    gaps = [[items.gap(a, b) for a, b in pairwise(rank)] for rank in ranks]
-    for rank, rank_gaps in zip(ranks, gaps, strict=True):
-        at = 0.0
-        for node, gap in zip(rank, [0.0, *rank_gaps], strict=True):
-            at += gap
-            x[node] = at
-    passes = [(r, items.pull_up) for r in range(1, len(ranks))]
-    passes += [(r, items.pull_down) for r in range(len(ranks) - 2, -1, -1)]
-    for _ in range(_PLACEMENTS):
-        for r, pulls in passes:
-            rank = ranks[r]
-            targets = []
-            for node in rank:
-                total = weights = 0.0
-                for other, weight, offset in pulls[node]:
-                    total += (x[other] + offset) * weight
-                    weights += weight
-                targets.append(total / weights if weights else x[node])
-            for node, at in zip(rank, _fit(targets, gaps[r]), strict=True):
-                x[node] = at
-    return x
-
-
 # -- the whole layout -----------------------------------------------------------------------
 
 
@@ -388,7 +173,7 @@ def layered_layout(model: nx.DiGraph) -> GraphLayout:
         if a != b:
             out[a].append((b, e))
     roots = ([index[START]] if START in index else []) + list(range(n))
-    back, topo = _back_edges(n, out, roots)
+    back, topo = back_edges(n, out, roots)
 
     layer = [0] * n
     for node in topo:
@@ -403,7 +188,7 @@ def layered_layout(model: nx.DiGraph) -> GraphLayout:
         shorten(str(model.nodes[node].get("label") or node), NODE_CHARS) for node in model.nodes
     ]
     widths = [max(56.0, text_width(label, NODE_FONT) + 24.0) for label in labels]
-    items = _Items()
+    items = Items()
     for i in range(n):
         items.add(2 * layer[i], widths[i] / 2, widths[i] / 2, True)
 
@@ -438,33 +223,15 @@ def layered_layout(model: nx.DiGraph) -> GraphLayout:
             items.link(upper, lower, 0.5 if is_back else 0.0, offset)
         edges.append(edge)
 
-    ranks = _initial_ranks(items, roots)
-    ranks = _order(ranks, items)
-    x = _place(items, ranks)
+    ranks = initial_ranks(items, roots)
+    ranks = order_ranks(ranks, items)
+    x = place_ranks(items, ranks)
     y = _rank_centres(items, ranks, edges)
-    return _route(model, names, labels, layer, widths, items, x, y, edges)
+    return _route(names, labels, layer, widths, items, x, y, edges)
 
 
-def _initial_ranks(items: _Items, roots: list[int]) -> list[list[int]]:
-    """Ranks in the order a depth-first walk from the start meets their items."""
-    ranks: list[list[int]] = [[] for _ in range(max(items.rank, default=0) + 1)]
-    seen = [False] * len(items.rank)
-    for root in roots:
-        if seen[root]:
-            continue
-        seen[root] = True
-        stack = [root]
-        while stack:
-            item = stack.pop()
-            ranks[items.rank[item]].append(item)
-            for lower, _ in reversed(items.down[item]):
-                if not seen[lower]:
-                    seen[lower] = True
-                    stack.append(lower)
-    return ranks
-
-
-def _rank_centres(items: _Items, ranks: list[list[int]], edges: list[_Edge]) -> list[float]:
+def _rank_centres(items: Items, ranks: list[list[int]], edges: list[_Edge]) -> list[float]:
+    """The y of each rank's middle; a rank of labels with none takes no room."""
     labelled = {items.rank[e.label_item] for e in edges if e.label_item is not None}
     centres, at = [], MARGIN
     for r, _ in enumerate(ranks):
@@ -483,16 +250,17 @@ def _spread(count: int, length: float, most: float) -> list[float]:
 
 
 def _route(
-    model: nx.DiGraph,
     names: list[str],
     labels: list[str],
     layer: list[int],
     widths: list[float],
-    items: _Items,
+    items: Items,
     x: list[float],
     y: list[float],
     edges: list[_Edge],
 ) -> GraphLayout:
+    """Ports, Bézier segments and label boxes for every edge, and the nodes' boxes."""
+
     def at(item: int) -> Point:
         return (x[item], y[items.rank[item]])
 
@@ -592,7 +360,7 @@ def _route(
         )
         for i in range(len(names))
     }
-    return _normalised(list(model.nodes), boxes, routes)
+    return _normalised(boxes, routes)
 
 
 def _loop(names: list[str], edge: _Edge, centre: Point, width: float, side: int) -> EdgeRoute:
@@ -612,9 +380,8 @@ def _loop(names: list[str], edge: _Edge, centre: Point, width: float, side: int)
     return EdgeRoute(name, name, start, (segment,), False, True, edge.label, label_at, anchor, box)
 
 
-def _normalised(
-    order: list[Any], boxes: dict[str, NodeBox], routes: list[EdgeRoute]
-) -> GraphLayout:
+def _normalised(boxes: dict[str, NodeBox], routes: list[EdgeRoute]) -> GraphLayout:
+    """The drawing moved to start at (MARGIN, MARGIN), curves and labels included."""
     xs: list[float] = []
     ys: list[float] = []
     for b in boxes.values():
