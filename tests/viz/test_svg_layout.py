@@ -37,6 +37,7 @@ from thinkgraph.viz.model import END, START
 SVG = "{http://www.w3.org/2000/svg}"
 ADD = 'Thought: add\nAction: calculator\nAction Input: {"expression": "2 + 40"}'
 ANSWER = "Thought: done\nFinal Answer: 42"
+ROOT = Path(__file__).resolve().parents[2]
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -354,13 +355,12 @@ def test_the_svg_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
         "from thinkgraph.viz.svg import to_svg_layout\n"
         "sys.stdout.write(to_svg_layout(from_description(json.load(open(sys.argv[1])))))\n"
     )
-    outputs = set()
-    for seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(Path.cwd())}
-        done = subprocess.run([sys.executable, "-c", script, str(data)], env=env,
-                              capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
-        outputs.add(done.stdout)
-    assert outputs == {to_svg_layout(from_description(json.loads(data.read_text())))}
+    # this process has a random hash seed (or the one it was given): the child another
+    seed = "1" if os.environ.get("PYTHONHASHSEED") != "1" else "2"
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script, str(data)], env=env,
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    assert done.stdout == to_svg_layout(from_description(json.loads(data.read_text())))
 
 
 HOSTILE = [
