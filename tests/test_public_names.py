@@ -65,6 +65,7 @@ PUBLIC: dict[str, list[str]] = {
         "FORMATS",
         "GraphvizNotFoundError",
         "RunOverlay",
+        "SVG_CSS",
         "approval_tools",
         "build_overlay",
         "check_graph",
@@ -83,6 +84,7 @@ PUBLIC: dict[str, list[str]] = {
         "to_mermaid_diff",
         "to_png",
         "to_svg",
+        "to_svg_layout",
     ],
     "thinkgraph.views": [
         "AUDIENCES",

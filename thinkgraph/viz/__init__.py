@@ -1,9 +1,10 @@
 """Diagrams of thinkgraph graphs and of the path one run took through them.
 
 A graph is read once into a networkx model (`to_graph_model`), checked (`check_graph`) and
-rendered offline by pure functions: `to_mermaid`, `to_ascii`, `to_dot`, and `to_svg` /
-`to_png` through Graphviz when it is installed. A run overlay (`build_overlay`) marks the
-visited nodes and edges with counts, and where the run paused or stopped.
+rendered offline by pure functions: `to_mermaid`, `to_ascii`, `to_dot`, `to_svg_layout`
+(SVG from our own layered layout, a run's overlay as CSS classes styled by `SVG_CSS`), and
+`to_svg` / `to_png` through Graphviz when it is installed. A run overlay (`build_overlay`)
+marks the visited nodes and edges with counts, and where the run paused or stopped.
 
 Example:
     >>> from thinkgraph.viz import to_graph_model, to_ascii
@@ -21,9 +22,11 @@ from thinkgraph.viz.mermaid import to_mermaid
 from thinkgraph.viz.model import from_description, graph_description, to_graph_model
 from thinkgraph.viz.overlay import RunOverlay, build_overlay, overlay_from_result
 from thinkgraph.viz.render import FORMATS, DiagramFormat, render
+from thinkgraph.viz.svg import SVG_CSS, to_svg_layout
 
 __all__ = [
     "FORMATS",
+    "SVG_CSS",
     "DiagramFormat",
     "GraphvizNotFoundError",
     "RunOverlay",
@@ -45,4 +48,5 @@ __all__ = [
     "to_mermaid_diff",
     "to_png",
     "to_svg",
+    "to_svg_layout",
 ]
