@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from thinkgraph.cli._app import existing_store, fail, guarded
+from thinkgraph.cli._app import existing_store, fail, guarded, load_validators
 from thinkgraph.graphs.address import (
     LANGGRAPH_JSON,
     UNNAMED,
@@ -29,7 +31,11 @@ from thinkgraph.graphs.address import (
     recorded_address,
 )
 
+if TYPE_CHECKING:
+    from thinkgraph.agent import Agent
+
 __all__ = [
+    "continuing_agent",
     "make_model",
     "new_graph",
     "queued_message",
@@ -69,14 +75,44 @@ def new_graph(given: str | None) -> str | None:
     return None if found is None else _importable(found, "langgraph.json:")
 
 
-def _recorded(store: str, thread: str) -> tuple[str, str | None]:
-    """The store's URL and the address the run under `thread` records (read, not imported)."""
+def _recorded(store: str, thread: str, saver: Any = None) -> tuple[str, str | None]:
+    """The store's URL and the address the run under `thread` records (read, not imported),
+    from `saver` when the command opened the store already."""
+    from thinkgraph.storage import close_checkpointer, open_checkpointer
+
+    url = existing_store(store)
+    if saver is not None:
+        return url, recorded_address(saver, thread)
+    saver = open_checkpointer(url)
+    try:
+        return url, recorded_address(saver, thread)
+    finally:
+        close_checkpointer(saver)
+
+
+@contextmanager
+def continuing_agent(
+    store: str,
+    thread: str,
+    graph: str | None,
+    model: Any,
+    tools: Any,
+    validators: Sequence[str] | None = None,
+    **options: Any,
+) -> Iterator[Agent]:
+    """The agent that continues the run under `thread` on its own graph (`run_graph`),
+    over the store opened once: the graph's address is read from the saver the agent
+    then uses. `options` go to `Agent` (breakpoints, …)."""
+    from thinkgraph.agent import Agent
     from thinkgraph.storage import close_checkpointer, open_checkpointer
 
     url = existing_store(store)
     saver = open_checkpointer(url)
     try:
-        return url, recorded_address(saver, thread)
+        address = run_graph(store, thread, graph, saver=saver)
+        checks = load_validators(validators)
+        with Agent(model, tools, store=saver, graph=address, validators=checks, **options) as agent:
+            yield agent
     finally:
         close_checkpointer(saver)
 
@@ -111,7 +147,7 @@ def untrusted_graph(store: str, thread: str) -> str | None:
     return None
 
 
-def run_graph(store: str, thread: str, given: str | None) -> str | None:
+def run_graph(store: str, thread: str, given: str | None, saver: Any = None) -> str | None:
     """The graph the run under `thread` runs on, for a command that continues it.
 
     The address the run recorded is data from the store: it is imported only when the
@@ -123,15 +159,15 @@ def run_graph(store: str, thread: str, given: str | None) -> str | None:
     None: the run is on our graph.
     """
     _from_here()
-    url, recorded = _recorded(store, thread)
+    url, recorded = _recorded(store, thread, saver)
     if recorded is None and given is None:
         # Ours, or a run from before graphs were recorded: its task step then holds a graph
         # of its own, which a langgraph.json here may name.
-        if not (Path.cwd() / LANGGRAPH_JSON).is_file() or _ran_ours(url, thread):
+        if not (Path.cwd() / LANGGRAPH_JSON).is_file() or _ran_ours(saver or url, thread):
             return None
         return new_graph(None)
     if recorded is None:
-        if _ran_ours(url, thread):
+        if _ran_ours(saver or url, thread):
             fail(
                 f"--graph {given}: thread {thread!r} ran thinkgraph's built-in graph; leave "
                 "out --graph to continue it on that graph"
@@ -157,7 +193,7 @@ def run_graph(store: str, thread: str, given: str | None) -> str | None:
     return _importable(trusted, f"thread {thread!r}:")
 
 
-def _ran_ours(url: str, thread: str) -> bool:
+def _ran_ours(store: Any, thread: str) -> bool:
     """Whether the run under `thread` ran our graph: its task step holds no graph of its
     own (a run of a custom graph made before graphs were recorded holds one)."""
     from thinkgraph.agent import Agent
@@ -167,7 +203,7 @@ def _ran_ours(url: str, thread: str) -> bool:
 
     def read() -> None:
         nonlocal ours
-        with Agent(ScriptedModel([]), store=url) as agent:
+        with Agent(ScriptedModel([]), store=store) as agent:
             chain = agent.result(thread).chain
         ours = not chain or getattr(chain[0], "graph", None) is None
 

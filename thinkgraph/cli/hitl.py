@@ -35,7 +35,6 @@ from thinkgraph.cli._app import (
     guarded,
     load_mcp,
     load_tools,
-    load_validators,
 )
 from thinkgraph.cli._options import (
     ContinueOptions,
@@ -47,7 +46,7 @@ from thinkgraph.cli._options import (
 )
 from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, keep_masked
 from thinkgraph.cli._progress import choose_mode
-from thinkgraph.cli._runs import make_model, read_graph, run_graph, stopped_runs
+from thinkgraph.cli._runs import continuing_agent, make_model, read_graph, stopped_runs
 from thinkgraph.errors import ResumeValueError, ThreadBusyError
 from thinkgraph.hitl import Approve, Edit, Reject, Respond, check_approvals
 from thinkgraph.storage.answers import answer_of, latest_answer
@@ -93,7 +92,6 @@ def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
     The rest of the run is shown as `run` shows it, by `follow`. The run goes on on its
     own graph (`run_graph`).
     """
-    from thinkgraph.agent import Agent
     from thinkgraph.cli._progress import follow
     from thinkgraph.cli.worker import enqueue_resume
 
@@ -109,11 +107,10 @@ def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
     )
 
     def go() -> None:
-        address = run_graph(opts.store, thread, opts.graph)
-        url = existing_store(opts.store)
-        validators = load_validators(opts.validator)
         with (
-            Agent(chosen, loaded, store=url, graph=address, validators=validators) as agent,
+            continuing_agent(
+                opts.store, thread, opts.graph, chosen, loaded, opts.validator
+            ) as agent,
             ExitStack() as held,
         ):
             # The pause the person answers: a run that left it refuses the answer, naming
@@ -153,7 +150,9 @@ def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
                         "given; pass the run's tools with --tools module:attr"
                     )
             if queue is not None:
-                enqueue_resume(agent, thread, decisions, queue, at=at)
+                enqueue_resume(
+                    agent, thread, decisions, queue, at=at, url=existing_store(opts.store)
+                )
                 return
             claim = run_sync(lambda: agent.driver.claim_answer(thread, decisions, at=at))
             events = agent.resume_events(thread, decisions, answer=claim)

@@ -36,7 +36,7 @@ from thinkgraph.cli._options import (
     with_options,
 )
 from thinkgraph.cli._pending import AgentFlags, is_interactive
-from thinkgraph.cli._runs import make_model, new_graph, run_graph
+from thinkgraph.cli._runs import continuing_agent, make_model, new_graph
 from thinkgraph.types import StepLimits
 
 if TYPE_CHECKING:
@@ -122,7 +122,6 @@ def resume(
     Approvals are answered with `approve`, `reject`, `respond` or `decide` (or inline, in a
     terminal).
     """
-    from thinkgraph.agent import Agent
     from thinkgraph.cli._progress import choose_mode, follow
     from thinkgraph.runs import RunEnd
     from thinkgraph.views import to_text
@@ -141,15 +140,12 @@ def resume(
     def go() -> None:
         from thinkgraph.cli.worker import enqueue_resume
 
-        address = run_graph(store, thread, opts.graph)
-        url = existing_store(store)
-        validators = load_validators(opts.validator)
         with (
-            Agent(chosen, loaded, store=url, graph=address, validators=validators) as agent,
+            continuing_agent(store, thread, opts.graph, chosen, loaded, opts.validator) as agent,
             ExitStack() as held,
         ):
             if opts.enqueue:
-                enqueue_resume(agent, thread, answer, opts.queue)
+                enqueue_resume(agent, thread, answer, opts.queue, url=existing_store(store))
                 return
             # Held from the first read: a second resume is refused before printing anything.
             held.enter_context(agent.lease(thread))

@@ -15,7 +15,6 @@ from thinkgraph.cli._app import (
     guarded,
     load_breakpoints,
     load_tools,
-    load_validators,
 )
 from thinkgraph.cli._options import (
     BreakpointOpt,
@@ -25,7 +24,7 @@ from thinkgraph.cli._options import (
     with_options,
 )
 from thinkgraph.cli._pending import AgentFlags
-from thinkgraph.cli._runs import make_model, read_graph, run_graph
+from thinkgraph.cli._runs import continuing_agent, make_model, read_graph
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -148,7 +147,6 @@ def fork(
     run's breakpoints, and --breakpoint adds more. A refused edit or key leaves nothing
     behind: no new thread.
     """
-    from thinkgraph.agent import Agent
     from thinkgraph.cli._progress import choose_mode, finished, follow, interruptible
 
     edits, values = _step_edits(edit), _set_keys(set_)
@@ -162,10 +160,8 @@ def fork(
 
     def go() -> None:
         forked = new_thread or uuid.uuid4().hex[:12]
-        address = run_graph(opts.store, thread, opts.graph)
-        url, validators = existing_store(opts.store), load_validators(opts.validator)
-        with Agent(
-            chosen, loaded, store=url, graph=address, validators=validators, breakpoints=points
+        with continuing_agent(
+            opts.store, thread, opts.graph, chosen, loaded, opts.validator, breakpoints=points
         ) as agent:
             with interruptible(agent, forked, flags):
                 result = agent.fork(

@@ -234,13 +234,19 @@ def submit(
 
 
 def enqueue_resume(
-    agent: Any, thread: str, decisions: Any, queue: str, at: str | None = None
+    agent: Any,
+    thread: str,
+    decisions: Any,
+    queue: str,
+    at: str | None = None,
+    *,
+    url: str | None = None,
 ) -> None:
     """Queue the continuation of `thread` for the workers, after the usual checks: on
     `queue`, or ("") on the run's own (`RunQueue.resume`); `at`: the paused checkpoint the
-    answer was given for."""
+    answer was given for; `url`: the queue's database, when the agent was given a saver."""
     from thinkgraph.worker import RunQueue
 
-    with RunQueue(agent) as runs:
+    with RunQueue(agent, url=url) as runs:
         job = runs.resume(thread, decisions, queue=queue or None, at=at)
     typer.echo(f"queued job {job.job_id}: a worker on queue {job.queue} continues thread {thread}")

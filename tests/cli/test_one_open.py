@@ -1,0 +1,76 @@
+"""A command opens its store once: continuing a run (approve, reject, resume, fork) reads
+the graph the run recorded and builds its agent over one opened store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import thinkgraph.storage.checkpointers as checkpointers
+from thinkgraph import Agent, ScriptedModel
+from thinkgraph.cli import app
+
+runner = CliRunner()
+TOOLS = "tests.cli.sample_tools:send_email"
+REPLIES = [
+    'Thought: mail it\nAction: send_email\nAction Input: {"to": "a@b.c", "body": "hi"}',
+    "Thought: sent\nFinal Answer: sent",
+]
+
+
+@pytest.fixture
+def opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The store URLs opened (at the one place every opening passes)."""
+    seen: list[str] = []
+    original = checkpointers._open_sqlite
+
+    def counting(url: str, rest: str) -> Any:
+        seen.append(url)
+        return original(url, rest)
+
+    monkeypatch.setattr(checkpointers, "_open_sqlite", counting)
+    return seen
+
+
+def _paused(tmp_path: Path) -> tuple[list[str], str]:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    flags = ["--store", store, "--tools", TOOLS, "--script", str(script)]
+    started = runner.invoke(app, ["run", "mail it", "--thread", "one", *flags])
+    assert started.exit_code == 3, started.output  # paused for approval
+    return flags, store
+
+
+@pytest.mark.parametrize(
+    ("command", "code", "said"),
+    [
+        (["approve", "one"], 0, "answer: sent"),
+        (["reject", "one", "--reason", "no"], 0, "answer: sent"),
+        (["resume", "one"], 2, "waits for approval, which resume cannot give"),
+    ],
+    ids=lambda c: c[0] if isinstance(c, list) else None,
+)
+def test_continuing_a_run_opens_its_store_once(
+    command: list[str], code: int, said: str, tmp_path: Path, opens: list[str]
+) -> None:
+    flags, store = _paused(tmp_path)
+    opens.clear()
+    done = runner.invoke(app, [*command, *flags])
+    assert done.exit_code == code, done.output
+    assert said in done.output, done.output
+    assert opens == [store], opens
+
+
+def test_a_fork_opens_its_store_once(tmp_path: Path, opens: list[str]) -> None:
+    flags, store = _paused(tmp_path)
+    with Agent(ScriptedModel([]), store=store) as agent:
+        first = next(h.checkpoint_id for h in agent.history("one") if h.node == "think")
+    opens.clear()
+    forked = runner.invoke(app, ["fork", "one", first, "--thread", "two", *flags])
+    assert forked.exit_code == 3, forked.output  # the fork paused for approval again
+    assert opens == [store], opens
