@@ -34,7 +34,7 @@ system-deps:
 	@scripts/ensure-system-deps
 
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -n auto
+	$(VENV)/bin/pytest -q -n auto --dist worksteal
 
 bench: $(STAMP)
 	$(PY) -m bench
