@@ -122,6 +122,12 @@ class RunSummary(BaseModel):
     count once), as LangGraph numbers its steps."""
     updated_at: datetime | None = None
     """When the run's latest checkpoint was written."""
+    tokens: int = 0
+    """Model tokens used (prompt and completion)."""
+    cost_usd: float | None = None
+    """What the model calls cost, in US dollars; None when a call's cost was unknown."""
+    graph: str | None = None
+    """The address of the graph the run runs on (data, never imported); None: ours."""
     replay: str | None = None
     """For a replay: its outcome (same, request changed, changed, diverged), or "stopped"
     when it stopped before it was compared. A replay is never continued."""

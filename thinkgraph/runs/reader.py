@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from thinkgraph._langgraph import ERROR_CHANNEL
 from thinkgraph._sync import sync_method
 from thinkgraph.errors import ThreadNotFoundError
-from thinkgraph.graphs.address import address_in
+from thinkgraph.graphs.address import GRAPH_KEY, address_in
 from thinkgraph.graphs.recorded import next_nodes, reading_graph
 from thinkgraph.hitl import Pending
 from thinkgraph.nodes.deps import Validator
@@ -361,7 +361,11 @@ class RunReader:
                 continue  # a thread some other LangGraph program wrote: not a thinkgraph run
             # Whether it stands at a breakpoint is read from the checkpoint too (its next
             # nodes, `without_chain`): no run is read whole for a listing.
-            yield summarize(thread_id, snapshot, status_of(snapshot), pending_of(snapshot))
+            address = (latest.metadata or {}).get(GRAPH_KEY)
+            graph = address if isinstance(address, str) else None
+            yield summarize(
+                thread_id, snapshot, status_of(snapshot), pending_of(snapshot), graph=graph
+            )
 
 
 RUN_STATUSES: tuple[RunStatus, ...] = ("done", "paused", "running", "queued", "failed")

@@ -29,6 +29,9 @@
                                     <reason>" (see `thinkgraph.worker.health`)
     GET  /metrics                   Prometheus text: runs by state, queue depth, jobs,
                                     model and tool calls (`thinkgraph.metrics`)
+    GET  /studio …                  the studio: runs, the inbox, a run's graph, steps
+                                    and checkpoints, and forms that answer it
+                                    (`thinkgraph.server.studio`)
 
 Runs started here go on in this process, many at once on its event loop (up to
 `max_runs`, 429 past it; see `thinkgraph.server.runs`); with a `queue` they go to the
@@ -83,6 +86,7 @@ from thinkgraph.server.guards import HostGate, SameOriginGate, server_hosts
 from thinkgraph.server.limits import BodyLimit, StreamCap
 from thinkgraph.server.page import PAGE, PAGE_CSP
 from thinkgraph.server.runs import MAX_RUNS, ServerRuns, TooManyRunsError
+from thinkgraph.server.studio import Csrf, studio_routes
 from thinkgraph.views import run_summary_dict, to_json_dict
 from thinkgraph.viz import GraphvizNotFoundError
 from thinkgraph.worker import RunQueue
@@ -413,6 +417,7 @@ def build_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", scrape, methods=["GET"]),
+        *studio_routes(agent, runs, Csrf()),
     ]
 
     @contextlib.asynccontextmanager
@@ -424,7 +429,7 @@ def build_app(
 
     middleware = [
         Middleware(HostGate, hosts=server_hosts(host, port, allow_hosts)),
-        Middleware(SameOriginGate),
+        Middleware(SameOriginGate, form_paths=("/studio/",)),
         *([Middleware(TokenGate, token=token, open_paths=PROBES)] if token else []),
         Middleware(BodyLimit, max_bytes=max_body_bytes),
         Middleware(StreamCap, limit=max_streams),

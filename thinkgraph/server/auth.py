@@ -1,9 +1,10 @@
 """A shared token in front of the HTTP surface: whoever can reach it can approve tool calls.
 
 With a token set, every request must carry it: `Authorization: Bearer TOKEN` (programs),
-or the cookie that opening `/?token=TOKEN` once sets (the page, whose event stream cannot
-send headers). Without the token: 401 and a message saying how to give it. Paths given as
-`open_paths` (the health probes) are answered to GET and HEAD without it.
+or the cookie that opening a page with `?token=TOKEN` once sets (`/` or `/studio`; the
+pages' event streams and forms cannot send headers). Without the token: 401 and a message
+saying how to give it. Paths given as `open_paths` (the health probes) are answered to
+GET and HEAD without it.
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ class TokenGate:
             return
         request = Request(scope)
         offered = request.query_params.get("token")
-        if request.url.path == "/" and offered is not None and self._ok(offered):
+        if request.method == "GET" and offered is not None and self._ok(offered):
             # Keep it in a cookie and drop it from the address bar (and the history).
-            response = RedirectResponse("/", status_code=303)
+            response = RedirectResponse(request.url.path, status_code=303)
             response.set_cookie(COOKIE, offered, httponly=True, samesite="strict")
             await response(scope, receive, send)
             return

@@ -133,11 +133,14 @@ class SameOriginGate:
     """ASGI middleware: changes come from this server's own page or from a program.
 
     Refused: another ``Origin`` than the request's own host, a ``Sec-Fetch-Site`` other
-    than same-origin or none (403), and a body that is not ``application/json`` (415).
+    than same-origin or none (403), and a body that is not ``application/json`` (415) —
+    except, under `form_paths`, a form (``application/x-www-form-urlencoded``), which the
+    route takes only with its CSRF token (the studio's, `thinkgraph.server.studio.csrf`).
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, form_paths: tuple[str, ...] = ()) -> None:
         self.app = app
+        self._form_paths = form_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in _SAFE_METHODS:
@@ -161,7 +164,10 @@ class SameOriginGate:
             await refuse(scope, receive, send, 403, message)
             return
         media = headers.get("content-type", "").split(";")[0].strip().lower()
-        if media != "application/json":
+        form = media == "application/x-www-form-urlencoded" and any(
+            scope["path"].startswith(prefix) for prefix in self._form_paths
+        )
+        if media != "application/json" and not form:
             message = (
                 f"send the body as JSON with 'Content-Type: application/json' "
                 f"(not {media or 'no content type'})"

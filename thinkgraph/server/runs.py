@@ -127,14 +127,16 @@ class ServerRuns:
             await asyncio.wait_for(stored.wait(), 2.0)
         return {"thread_id": thread}
 
-    async def resume(self, thread: str, answer: Any) -> dict[str, Any]:
+    async def resume(self, thread: str, answer: Any, at: str | None = None) -> dict[str, Any]:
+        """Hand `answer` to the run's pause (`at`: the paused checkpoint it answers; None:
+        the latest), here or to the workers; what the answer claimed is acknowledged."""
         if self.jobs is not None:
-            return _queued(await self.jobs.aresume(thread, answer))
+            return _queued(await self.jobs.aresume(thread, answer, at=at))
         # One answer per pause, whichever server or process gives it: the answer claims
         # the pause before it is acknowledged; a second (a double click, another server)
         # is refused naming the first. A bad answer is refused here too, claiming nothing.
         by = f"a request to the server ({this_process()})"
-        claim = await self.agent.driver.claim_answer(thread, answer, by=by)
+        claim = await self.agent.driver.claim_answer(thread, answer, at=at, by=by)
         if thread in self.resuming:
             await self.agent.driver.store.arelease_answer(claim)
             raise ThreadBusyError(

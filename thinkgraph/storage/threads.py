@@ -23,7 +23,11 @@ __all__ = ["RunSummary", "list_threads", "summarize"]
 
 
 def summarize(
-    thread_id: str, snapshot: StateSnapshot, status: RunStatus, pending: list[Pending]
+    thread_id: str,
+    snapshot: StateSnapshot,
+    status: RunStatus,
+    pending: list[Pending],
+    graph: str | None = None,
 ) -> RunSummary:
     """The summary of one run from its latest state snapshot.
 
@@ -32,11 +36,13 @@ def summarize(
         snapshot: its latest state (the chain may be left out: it is not read).
         status: where the run stands, as the reader of runs decides it from `snapshot`.
         pending: what it waits for, likewise.
+        graph: the address of the graph it runs on, as it recorded it (None: ours).
     """
     values = snapshot.values
     run = values.get("run")
     counters = values.get("counters")
     created = snapshot.created_at
+    counted = counters if isinstance(counters, Counters) else Counters()
     return RunSummary(
         thread_id=thread_id,
         status=status,
@@ -46,6 +52,9 @@ def summarize(
         steps=counters.steps if isinstance(counters, Counters) else 0,
         nodes=max(0, int((snapshot.metadata or {}).get("step", 0) or 0)),
         updated_at=datetime.fromisoformat(created) if created else None,
+        tokens=counted.tokens,
+        cost_usd=counted.cost_usd if counted.cost_known else None,
+        graph=graph,
         replay=_replay_outcome(values, run),
     )
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from thinkgraph.result import RunResult
     from thinkgraph.types import Breakpoints, StepLimits
 
-__all__ = ["FORMATS", "DiagramFormat", "Gated", "draw_run", "render"]
+__all__ = ["FORMATS", "DiagramFormat", "Gated", "draw_run", "render", "run_model"]
 
 DiagramFormat: TypeAlias = Literal["mermaid", "ascii", "dot", "svg", "png"]
 
@@ -89,6 +89,21 @@ def draw_run(
         breakpoints: the agent's breakpoints, likewise.
         run: a run's latest snapshot and its result, both from one read of the store.
     """
+    model, overlay = run_model(graph, deps, limits=limits, breakpoints=breakpoints, run=run)
+    return render(model, fmt, overlay)
+
+
+def run_model(
+    graph: CompiledStateGraph[Any, Any, Any, Any],
+    deps: Gated,
+    *,
+    limits: StepLimits,
+    breakpoints: Breakpoints,
+    run: tuple[StateSnapshot, RunResult] | None = None,
+) -> tuple[nx.DiGraph, RunOverlay | None]:
+    """The diagram model an agent's graph (or `run`'s) is drawn on, and the run's overlay
+    (None without a run): what `draw_run` renders, for a renderer of its own (the studio's
+    `to_svg_layout`)."""
     approvals = approval_tools(deps.tools, deps.approve)
     ran: dict[str, Any] | None = None
     if run is not None:
@@ -108,4 +123,4 @@ def draw_run(
     overlay = None
     if run is not None:
         overlay = overlay_from_result(run[1], model, waiting_at=tuple(run[0].next))
-    return render(model, fmt, overlay)
+    return model, overlay

@@ -492,12 +492,17 @@ class RunQueue:
         return self._defer(thread_id, chosen, decisions=encode_decisions(decisions), at=at)
 
     async def aresume(
-        self, thread_id: str, decisions: Any = None, *, queue: str | None = None
+        self,
+        thread_id: str,
+        decisions: Any = None,
+        *,
+        queue: str | None = None,
+        at: str | None = None,
     ) -> QueuedJob:
         """`resume` from async code: checked with `Agent.acheck_resume` on the caller's
         loop; only the queue's reads and the job's insertion run in a thread. Raises what
-        `resume` raises."""
-        at = await self.agent.acheck_resume(thread_id, decisions)
+        `resume` raises. `at`: the paused checkpoint the answer was given for."""
+        at = await self.agent.acheck_resume(thread_id, decisions, at=at)
         arguments = {"decisions": encode_decisions(decisions), "at": at}
 
         def defer() -> QueuedJob:

@@ -1,0 +1,181 @@
+"""The studio over HTTP (no browser): the runs list and inbox, a run's page with its graph,
+checkpoints and steps, and the forms that answer a pause — each a plain form POST with the
+CSRF token and the checkpoint it answers; a stale or double answer is 409 and changes
+nothing; a form from elsewhere is refused."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.studio.support import BASE, SEND, form_of, send, wait_status
+from thinkgraph import Agent, ScriptedModel
+from thinkgraph.server import build_app
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Iterator[Agent]:
+    with Agent(ScriptedModel(SEND * 4), [send], store=f"sqlite:///{tmp_path / 'runs.db'}") as a:
+        yield a
+
+
+@pytest.fixture
+def client(agent: Agent) -> Iterator[TestClient]:
+    with TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as made:
+        yield made
+
+
+def _paused(client: TestClient, thread: str, task: str = "send it") -> None:
+    assert client.post("/runs", json={"task": task, "thread_id": thread}).status_code == 202
+    wait_status(client, thread, "paused")
+
+
+def test_the_list_shows_runs_and_the_inbox_what_each_waits_for(client: TestClient) -> None:
+    _paused(client, "s1")
+    page = client.get("/studio")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "script-src" not in page.headers["content-security-policy"]  # no script at all
+    assert "Waiting for you (1)" in page.text
+    assert 'href="/studio/runs/s1"' in page.text
+    assert "approval: <code>send(" in page.text
+    assert "paused" in page.text
+
+
+def test_the_list_filters_by_status_and_searches_by_thread(client: TestClient) -> None:
+    _paused(client, "alpha-1")
+    _paused(client, "beta-2")
+    found = client.get("/studio", params={"q": "alpha"}).text
+    table = found.split("<tbody>")[1]
+    assert "alpha-1" in table and "beta-2" not in table
+    none = client.get("/studio", params={"status": "done"}).text.split("<tbody>")[1]
+    assert "alpha-1" not in none and "beta-2" not in none
+
+
+def test_a_run_page_draws_its_graph_with_the_pause_and_lists_its_checkpoints(
+    client: TestClient,
+) -> None:
+    _paused(client, "g1")
+    page = client.get("/studio/runs/g1")
+    assert page.status_code == 200
+    assert "<svg" in page.text and 'class="node' in page.text
+    assert re.search(r'class="node[^"]*\bpaused\b', page.text), "the paused node is marked"
+    checkpoints = re.findall(r'href="(/studio/runs/g1/at/[^"]+)"', page.text)
+    assert len(checkpoints) >= 3
+    at = client.get(checkpoints[-1])
+    assert at.status_code == 200 and "at checkpoint" in at.text
+    assert client.get("/studio/runs/g1/at/nope").status_code == 404
+    think = client.get("/studio/runs/g1", params={"node": "think"}).text
+    assert "Steps of think" in think
+
+
+def test_approve_by_form_runs_the_call_and_a_second_submit_is_409(
+    client: TestClient,
+) -> None:
+    _paused(client, "a1")
+    page = client.get("/studio/runs/a1").text
+    fields = form_of(page, "Approve")
+    done = client.post("/studio/runs/a1/answer", data=fields, follow_redirects=False)
+    assert done.status_code == 303 and done.headers["location"] == "/studio/runs/a1"
+    doc = wait_status(client, "a1", "done")
+    assert doc["answer"] == "sent"
+    again = client.post("/studio/runs/a1/answer", data=fields, follow_redirects=False)
+    assert again.status_code == 409
+    assert client.get("/runs/a1").json()["status"] == "done"
+
+
+def test_edit_by_form_changes_an_argument(client: TestClient, agent: Agent) -> None:
+    _paused(client, "e1")
+    fields = form_of(client.get("/studio/runs/e1").text, "Edit")
+    assert fields["arg.to"] == "ops" and fields["arg.count"] == "2"
+    fields["arg.count"] = "5"
+    done = client.post("/studio/runs/e1/answer", data=fields, follow_redirects=False)
+    assert done.status_code == 303
+    wait_status(client, "e1", "done")
+    results = [s for s in agent.result("e1").chain if s.type == "tool_result"]
+    assert "sent 5 to ops" in str(results[-1].model_dump())
+
+
+def test_a_bad_edit_is_422_and_the_run_stays_paused(client: TestClient) -> None:
+    _paused(client, "e2")
+    fields = form_of(client.get("/studio/runs/e2").text, "Edit")
+    fields["args_json"] = '{"to": "ops", "count": "many"}'
+    refused = client.post("/studio/runs/e2/answer", data=fields, follow_redirects=False)
+    assert refused.status_code == 422
+    assert 'role="alert"' in refused.text
+    assert client.get("/runs/e2").json()["status"] == "paused"
+
+
+def test_reject_with_a_reason_reaches_the_model(client: TestClient, agent: Agent) -> None:
+    _paused(client, "r1")
+    fields = form_of(client.get("/studio/runs/r1").text, "Reject")
+    fields["reason"] = "not today"
+    done = client.post("/studio/runs/r1/answer", data=fields, follow_redirects=False)
+    assert done.status_code == 303
+    wait_status(client, "r1", "done")
+    assert "not today" in str([s.model_dump() for s in agent.result("r1").chain])
+
+
+def test_an_answer_to_a_checkpoint_the_run_left_is_409_and_changes_nothing(
+    client: TestClient,
+) -> None:
+    _paused(client, "st1")
+    fields = form_of(client.get("/studio/runs/st1").text, "Approve")
+    fields["at"] = "1f000000-0000-6000-8000-000000000000"  # not the pause
+    stale = client.post("/studio/runs/st1/answer", data=fields, follow_redirects=False)
+    assert stale.status_code == 409
+    assert client.get("/runs/st1").json()["status"] == "paused"
+
+
+def test_a_form_without_the_token_of_its_cookie_is_403(client: TestClient) -> None:
+    _paused(client, "c1")
+    fields = form_of(client.get("/studio/runs/c1").text, "Approve")
+    fields["csrf"] = "0" * 64
+    refused = client.post("/studio/runs/c1/answer", data=fields, follow_redirects=False)
+    assert refused.status_code == 403
+    client.cookies.clear()
+    fields = form_of(client.get("/studio/runs/c1").text, "Approve")
+    client.cookies.clear()  # the token without the cookie it was made for
+    assert client.post("/studio/runs/c1/answer", data=fields).status_code == 403
+    assert client.get("/runs/c1").json()["status"] == "paused"
+
+
+def test_a_cross_site_form_post_is_refused_before_it_is_read(client: TestClient) -> None:
+    _paused(client, "x1")
+    fields = form_of(client.get("/studio/runs/x1").text, "Approve")
+    for headers in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        refused = client.post("/studio/runs/x1/answer", data=fields, headers=headers)
+        assert refused.status_code == 403, headers
+    # A form is taken only under /studio/: the JSON API still refuses one (415).
+    assert client.post("/runs/x1/resume", data={"decisions": "x"}).status_code == 415
+    assert client.get("/runs/x1").json()["status"] == "paused"
+
+
+def test_a_hostile_run_is_shown_as_text(client: TestClient) -> None:
+    hostile = '<script>alert(1)</script>"><img src=x onerror=alert(2)>' + "x" * 5000
+    _paused(client, "h1", task=hostile)
+    for path in ("/studio", "/studio/runs/h1"):
+        text = client.get(path).text
+        assert "<script>alert" not in text and "<img src=x" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in client.get("/studio/runs/h1").text
+
+
+def test_a_breakpoint_is_continued_by_form(tmp_path: Path) -> None:
+    replies = ["Thought: done\nFinal Answer: 42"]
+    store = f"sqlite:///{tmp_path / 'bp.db'}"
+    with (
+        Agent(ScriptedModel(replies), [send], store=store, breakpoints={"before": ["think"]}) as a,
+        TestClient(build_app(a, poll_s=0.05), base_url=BASE) as client,
+    ):
+        _paused(client, "b1")
+        page = client.get("/studio/runs/b1").text
+        assert "paused at a breakpoint" in page
+        done = client.post(
+            "/studio/runs/b1/answer", data=form_of(page, "Continue"), follow_redirects=False
+        )
+        assert done.status_code == 303
+        assert wait_status(client, "b1", "done")["answer"] == "42"

@@ -1,0 +1,29 @@
+"""The studio: runs, what waits for you, a run's graph and steps, and the forms that steer it.
+
+Served by `thinkgraph serve` (and `thinkgraph studio`) under ``/studio``, from this
+server's own process, with nothing from the network:
+
+    GET  /studio                              the runs (filter by status and graph, search
+                                              by thread, paged by links) and the "Waiting
+                                              for you" inbox of every paused run
+    GET  /studio/runs/{thread}                a run: what it waits for, with a form per
+                                              answer; its graph (our own SVG, the path,
+                                              visits, the current node and the pause as
+                                              classes); its checkpoints; its steps
+                                              (``?node=NAME``: that node's only); its state
+    GET  /studio/runs/{thread}/at/{checkpoint} the run's own state keys at a checkpoint
+    POST /studio/runs/{thread}/answer         a form's answer: Approve, Edit, Respond,
+                                              Reject, Continue, Retry, Abort, guidance
+
+Every page works without JavaScript and by keyboard: links and form POSTs. A form names
+the pause it answers (``at``: its checkpoint id) and carries the CSRF token
+(`thinkgraph.server.studio.csrf`): an answer to a pause that was answered already, or that
+the run left, is 409 and changes nothing; a form without the token is 403. Answers go
+through the server's one answer path (`ServerRuns.resume`, one answer per pause), as the
+JSON API's do.
+"""
+
+from thinkgraph.server.studio.csrf import Csrf
+from thinkgraph.server.studio.routes import studio_routes
+
+__all__ = ["Csrf", "studio_routes"]

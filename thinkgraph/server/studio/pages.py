@@ -1,0 +1,368 @@
+"""The studio's pages as HTML, from what the run reader gives and the views mask.
+
+Every value shown comes from a masked document (`thinkgraph.views.to_json_dict`,
+`run_summary_dict`, `shown_state`) and goes through `esc`; the graph is our own SVG
+(`thinkgraph.viz.to_svg_layout`), whose names and labels are escaped where it is drawn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from thinkgraph.server.studio.csrf import FIELD
+from thinkgraph.server.studio.html import esc, link, page, thread_url
+
+__all__ = ["Filters", "checkpoint_page", "run_page", "runs_page"]
+
+STATUSES = ("paused", "running", "queued", "done", "failed")
+
+
+class Filters:
+    """The runs list's query: status, graph, search text, page."""
+
+    def __init__(self, query: Mapping[str, str], page_size: int) -> None:
+        status = query.get("status", "")
+        self.status = status if status in STATUSES else ""
+        self.graph = query.get("graph", "")[:200]
+        self.q = query.get("q", "")[:200]
+        try:
+            self.offset = max(0, int(query.get("offset", "0")))
+        except ValueError:
+            self.offset = 0
+        self.page_size = page_size
+
+    def query(self, **changed: object) -> dict[str, object]:
+        kept: dict[str, object] = {"status": self.status, "graph": self.graph, "q": self.q}
+        kept.update(changed)
+        return kept
+
+    def matches(self, run: Mapping[str, Any]) -> bool:
+        if self.status and run.get("status") != self.status:
+            return False
+        if self.graph and (run.get("graph") or "ours") != self.graph:
+            return False
+        return not self.q or self.q.lower() in str(run.get("thread_id", "")).lower()
+
+
+def _age(at: str | None, now: datetime) -> str:
+    if not at:
+        return ""
+    try:
+        then = datetime.fromisoformat(at)
+    except ValueError:
+        return ""
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=UTC)
+    seconds = max(0, int((now - then).total_seconds()))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return f"{seconds} s ago"
+
+
+def _status(run: Mapping[str, Any]) -> str:
+    status = str(run.get("status", ""))
+    return f'<span class="status-{esc(status)}">{esc(status)}</span>'
+
+
+def _cost(value: Any) -> str:
+    return "?" if value is None else f"${float(value):.4f}"
+
+
+def _waits_for(pending: Sequence[Mapping[str, Any]]) -> str:
+    parts = []
+    for p in pending:
+        kind = p.get("kind")
+        if kind == "approval":
+            args = json.dumps(p.get("args") or {}, ensure_ascii=False, sort_keys=True)
+            parts.append(f"approval: <code>{esc(p.get('tool'))}({esc(args[:200])})</code>")
+        elif kind == "breakpoint":
+            parts.append(f"breakpoint {esc(p.get('when') or 'at')} {esc(p.get('node') or '')}")
+        else:
+            parts.append(f"a person's answer: {esc(p.get('question') or 'how to go on?')}")
+    return "<br>".join(parts)
+
+
+def runs_page(
+    shown: Sequence[Mapping[str, Any]],
+    waiting: Sequence[Mapping[str, Any]],
+    filters: Filters,
+    graphs: Sequence[str],
+    has_next: bool,
+) -> str:
+    """The runs list with its filters and pages, and the "Waiting for you" inbox."""
+    now = datetime.now(UTC)
+    inbox = "".join(
+        f"<li>{link(thread_url(str(r['thread_id'])), str(r['thread_id']))} "
+        f'<span class="muted">{esc(_age(r.get("updated_at"), now))}</span><br>'
+        f"{_waits_for(r.get('pending') or [])}</li>"
+        for r in waiting
+    )
+    options = "".join(
+        f'<option value="{esc(s)}"{" selected" if s == filters.status else ""}>{esc(s)}</option>'
+        for s in ("", *STATUSES)
+    )
+    graph_options = "".join(
+        f'<option value="{esc(g)}"{" selected" if g == filters.graph else ""}>{esc(g)}</option>'
+        for g in ("", *graphs)
+    )
+    rows = "".join(
+        "<tr>"
+        f"<td>{link(thread_url(str(r['thread_id'])), str(r['thread_id']))}</td>"
+        f"<td>{_status(r)}</td><td>{esc(r.get('graph') or 'ours')}</td>"
+        f"<td>{esc(r.get('nodes', 0))}</td><td>{esc(r.get('tokens', 0))}</td>"
+        f"<td>{esc(_cost(r.get('cost_usd')))}</td>"
+        f"<td>{esc(_age(r.get('updated_at'), now))}</td></tr>"
+        for r in shown
+    )
+    pages = []
+    if filters.offset:
+        back = max(0, filters.offset - filters.page_size)
+        pages.append(link("/studio", "Newer runs", filters.query(offset=back or None)))
+    if has_next:
+        nxt = filters.offset + filters.page_size
+        pages.append(link("/studio", "Older runs", filters.query(offset=nxt)))
+    body = (
+        f'<h1>Runs</h1><section id="waiting" aria-labelledby="waiting-h">'
+        f'<h2 id="waiting-h">Waiting for you ({len(waiting)})</h2>'
+        + (f"<ul>{inbox}</ul>" if inbox else '<p class="muted">No run waits for you.</p>')
+        + "</section>"
+        '<form method="get" action="/studio" role="search">'
+        f'<label for="q">Search runs</label><input type="text" id="q" name="q" '
+        f'value="{esc(filters.q)}" placeholder="thread id">'
+        f'<label for="status">Status</label><select id="status" name="status">{options}</select>'
+        f'<label for="graph">Graph</label><select id="graph" name="graph">{graph_options}</select>'
+        ' <button type="submit">Filter</button></form>'
+        '<table><caption class="muted">newest first</caption><thead><tr><th>Run</th>'
+        "<th>Status</th><th>Graph</th><th>Steps</th><th>Tokens</th><th>Cost</th><th>Updated</th>"
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+        + (f'<nav class="pages" aria-label="pages">{" ".join(pages)}</nav>' if pages else "")
+    )
+    return page("Runs", body)
+
+
+def _hidden(name: str, value: str) -> str:
+    return f'<input type="hidden" name="{esc(name)}" value="{esc(value)}">'
+
+
+def _form(thread: str, token: str, at: str, inner: str, label: str) -> str:
+    return (
+        f'<form method="post" action="{esc(thread_url(thread, "answer"))}" '
+        f'aria-label="{esc(label)}">'
+        f"{_hidden(FIELD, token)}{_hidden('at', at)}{inner}</form>"
+    )
+
+
+def _arg_fields(call_id: str, args: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
+    """One field per argument of the tool's schema, holding its proposed value as JSON."""
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    names = list(props) if isinstance(props, Mapping) else list(args)
+    fields = []
+    for name in names:
+        field_id = f"arg-{call_id}-{name}"
+        value = args.get(name, "")
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        kind = ""
+        if isinstance(props, Mapping) and isinstance(props.get(name), Mapping):
+            kind = str(props[name].get("type", ""))
+        fields.append(
+            f'<label for="{esc(field_id)}">{esc(name)} <span class="muted">{esc(kind)}</span>'
+            f'</label><input type="text" id="{esc(field_id)}" name="arg.{esc(name)}" '
+            f'value="{esc(shown)}">'
+        )
+    return "".join(fields)
+
+
+def _approval(
+    thread: str, token: str, at: str, p: Mapping[str, Any], schema: Mapping[str, Any]
+) -> str:
+    call_id = str(p.get("call_id") or "")
+    args = p.get("args") or {}
+    raw = json.dumps(args, ensure_ascii=False, indent=1, sort_keys=True)
+    call = _hidden("call_id", call_id)
+    return (
+        f'<div class="waiting" role="group" aria-label="call {esc(call_id)}">'
+        f"<strong>{esc(p.get('tool'))}</strong> waits for approval "
+        f'<span class="muted">(call {esc(call_id)})</span>'
+        + (f'<div class="muted">thought: {esc(p.get("thought"))}</div>' if p.get("thought") else "")
+        + f"<pre>{esc(raw)}</pre>"
+        + _form(thread, token, at, call + '<button name="action" value="approve">Approve</button>',
+                f"approve call {call_id}")
+        + _form(
+            thread, token, at,
+            call + _hidden("tool", str(p.get("tool") or "")) + _arg_fields(call_id, args, schema)
+            + f'<label for="raw-{esc(call_id)}">or all arguments as JSON</label>'
+            f'<textarea class="json" id="raw-{esc(call_id)}" name="args_json"></textarea>'
+            '<button name="action" value="edit">Edit</button>',
+            f"edit call {call_id}",
+        )
+        + _form(
+            thread, token, at,
+            call + f'<label for="respond-{esc(call_id)}">the result to give instead</label>'
+            f'<textarea id="respond-{esc(call_id)}" name="text"></textarea>'
+            '<button name="action" value="respond">Respond</button>',
+            f"respond to call {call_id}",
+        )
+        + _form(
+            thread, token, at,
+            call + f'<label for="reason-{esc(call_id)}">reason</label>'
+            f'<input type="text" id="reason-{esc(call_id)}" name="reason">'
+            '<button name="action" value="reject">Reject</button>',
+            f"reject call {call_id}",
+        )
+        + "</div>"
+    )  # fmt: skip
+
+
+def _several(thread: str, token: str, at: str, calls: Sequence[Mapping[str, Any]]) -> str:
+    """Several calls wait: one form answers them all (approve or reject each)."""
+    rows = []
+    for p in calls:
+        call_id = str(p.get("call_id") or "")
+        args = json.dumps(p.get("args") or {}, ensure_ascii=False, sort_keys=True)
+        rows.append(
+            f'<fieldset><legend>{esc(p.get("tool"))} <span class="muted">(call '
+            f"{esc(call_id)})</span></legend><pre>{esc(args)}</pre>"
+            f'<label><input type="radio" name="decide.{esc(call_id)}" value="approve"> '
+            "approve</label>"
+            f'<label><input type="radio" name="decide.{esc(call_id)}" value="reject" checked> '
+            "reject</label>"
+            f'<label for="why-{esc(call_id)}">reason, if rejected</label>'
+            f'<input type="text" id="why-{esc(call_id)}" name="reason.{esc(call_id)}">'
+            "</fieldset>"
+        )
+    inner = "".join(rows) + '<button name="action" value="decide">Answer all</button>'
+    return (
+        f'<div class="waiting">{len(calls)} calls wait for approval; answer them together.'
+        f"{_form(thread, token, at, inner, 'answer the waiting calls')}</div>"
+    )
+
+
+def _other(thread: str, token: str, at: str, p: Mapping[str, Any]) -> str:
+    if p.get("kind") == "breakpoint":
+        where = f"{p.get('when') or 'at'} {p.get('node') or ''}"
+        return (
+            f'<div class="waiting">paused at a breakpoint ({esc(where)})'
+            + _form(thread, token, at, '<button name="action" value="continue">Continue</button>',
+                    "continue")
+            + "</div>"
+        )  # fmt: skip
+    details = p.get("details") or {}
+    shown = json.dumps(details, ensure_ascii=False, indent=1) if details else ""
+    return (
+        f'<div class="waiting">asks a person: {esc(p.get("question") or "how to go on?")}'
+        + (f"<pre>{esc(shown)}</pre>" if shown else "")
+        + _form(thread, token, at,
+                '<button name="action" value="retry">Retry</button>'
+                '<button name="action" value="abort">Abort</button>'
+                '<label for="guidance">guidance for the model</label>'
+                '<textarea id="guidance" name="text"></textarea>'
+                '<button name="action" value="guidance">Send guidance</button>',
+                "answer the question")
+        + "</div>"
+    )  # fmt: skip
+
+
+def _step(step: Mapping[str, Any]) -> str:
+    kind = str(step.get("type", ""))
+    text = step.get("text")
+    if kind == "tool_call":
+        text = f"{step.get('tool')}({json.dumps(step.get('args'), ensure_ascii=False)})"
+    elif kind in ("tool_result", "observation"):
+        text = step.get("text") or step.get("result") or step.get("content")
+    shown = "" if text is None else str(text)
+    return (
+        f'<tr id="step-{esc(step.get("number"))}"><td>{esc(step.get("number"))}</td>'
+        f"<td>{esc(step.get('node') or '')}</td><td>{esc(kind)}</td>"
+        f"<td><pre>{esc(shown[:4000])}</pre></td></tr>"
+    )
+
+
+def run_page(
+    doc: Mapping[str, Any],
+    svg: str,
+    history: Sequence[Mapping[str, Any]],
+    *,
+    token: str,
+    at: str,
+    schemas: Mapping[str, Mapping[str, Any]],
+    node: str = "",
+    notice: str = "",
+) -> str:
+    """A run: what it waits for (with the forms that answer it), its graph, its steps (those
+    of `node` when one is chosen), its checkpoints and its own state keys."""
+    thread = str(doc.get("thread_id"))
+    pending = list(doc.get("pending") or [])
+    calls = [p for p in pending if p.get("kind") == "approval"]
+    others = [p for p in pending if p.get("kind") != "approval"]
+    steer = ""
+    if len(calls) == 1:
+        steer += _approval(thread, token, at, calls[0], schemas.get(str(calls[0].get("tool")), {}))
+    elif calls:
+        steer += _several(thread, token, at, calls)
+    steer += "".join(_other(thread, token, at, p) for p in others)
+    steps = [s for s in doc.get("steps") or [] if not node or s.get("node") == node]
+    totals = doc.get("totals") or {}
+    state = doc.get("state") or {}
+    state_rows = "".join(
+        f"<tr><td>{esc(k)}</td><td><pre>{esc(json.dumps(v, ensure_ascii=False))}</pre></td></tr>"
+        for k, v in sorted(state.items())
+    )
+    timeline = "".join(
+        f"<li>{link(thread_url(thread, 'at', str(h['checkpoint_id'])), str(h.get('node')))} "
+        f'<span class="muted">step {esc(h.get("step"))}</span></li>'
+        for h in history
+    )
+    answer = doc.get("answer")
+    body = (
+        f"<h1>Run {esc(thread)}</h1>"
+        + (f'<p class="error" role="alert">{esc(notice)}</p>' if notice else "")
+        + f"<p>{_status(doc)} {esc(doc.get('detail') or '')} · "
+        f"{esc(totals.get('tokens', 0))} tokens · {esc(_cost(totals.get('cost_usd')))}</p>"
+        + (f"<p>answer: <strong>{esc(answer)}</strong></p>" if answer is not None else "")
+        + (f'<section aria-label="waiting">{steer}</section>' if steer else "")
+        + '<div class="cols"><section aria-label="graph"><h2>Graph</h2>'
+        f'<div class="graph">{svg}</div>'
+        + '<p class="muted">Steps of a node: '
+        + " ".join(link(thread_url(thread), n, {"node": n}) for n in _nodes(doc))
+        + (f" · {link(thread_url(thread), 'all steps')}" if node else "")
+        + "</p></section>"
+        f'<section aria-label="checkpoints"><h2>Checkpoints</h2><ol class="timeline">'
+        f"{timeline}</ol></section></div>"
+        + (f"<h2>State</h2><table><tbody>{state_rows}</tbody></table>" if state_rows else "")
+        + f"<h2>Steps{' of ' + esc(node) if node else ''}</h2>"
+        "<table><thead><tr><th>#</th><th>Node</th><th>Type</th><th>Text</th></tr></thead>"
+        f"<tbody>{''.join(_step(s) for s in steps)}</tbody></table>"
+    )
+    return page(f"Run {thread}", body)
+
+
+def _nodes(doc: Mapping[str, Any]) -> list[str]:
+    seen: dict[str, None] = {}
+    for step in doc.get("steps") or []:
+        if step.get("node"):
+            seen.setdefault(str(step["node"]), None)
+    return list(seen)
+
+
+def checkpoint_page(thread: str, point: Mapping[str, Any], state: Mapping[str, Any]) -> str:
+    """One checkpoint of a run: its node, when, and the run's own state keys there."""
+    rows = "".join(
+        f"<tr><td>{esc(k)}</td><td><pre>{esc(json.dumps(v, ensure_ascii=False))}</pre></td></tr>"
+        for k, v in sorted(state.items())
+    )
+    body = (
+        f"<h1>Run {link(thread_url(thread), thread)} at checkpoint "
+        f"{esc(point.get('checkpoint_id'))}</h1>"
+        f"<p>after node <strong>{esc(point.get('node'))}</strong> · step {esc(point.get('step'))}"
+        f" · {esc(point.get('at') or '')}</p>"
+        + (
+            f"<h2>State</h2><table><tbody>{rows}</tbody></table>"
+            if rows
+            else '<p class="muted">The graph keeps no state keys of its own.</p>'
+        )
+    )
+    return page(f"Run {thread} at a checkpoint", body)

@@ -1,0 +1,239 @@
+"""The studio's routes: read with the agent's reader, answer through `ServerRuns`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from thinkgraph.errors import (
+    NotPausedError,
+    ResumeValueError,
+    ThinkgraphError,
+    ThreadBusyError,
+    ThreadNotFoundError,
+)
+from thinkgraph.server.studio.csrf import COOKIE, FIELD, Csrf
+from thinkgraph.server.studio.html import STUDIO_CSP, esc, page, thread_url
+from thinkgraph.server.studio.pages import Filters, checkpoint_page, run_page, runs_page
+from thinkgraph.views import Redactor, run_summary_dict, to_json_dict
+from thinkgraph.views._run import shown_state
+from thinkgraph.views.visibility import tool_map
+from thinkgraph.viz import to_svg_layout
+from thinkgraph.viz.render import run_model
+
+if TYPE_CHECKING:
+    from thinkgraph.agent import Agent
+    from thinkgraph.server.runs import ServerRuns
+
+__all__ = ["studio_routes"]
+
+PAGE_SIZE = 50
+"""Runs on one page of the list."""
+
+MAX_FORM_FIELDS = 200
+
+
+def _html(body: str, status: int = 200, set_cookie: str | None = None) -> HTMLResponse:
+    response = HTMLResponse(
+        body,
+        status_code=status,
+        headers={
+            "Content-Security-Policy": STUDIO_CSP,
+            "Cache-Control": "no-store",
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "same-origin",
+        },
+    )
+    if set_cookie is not None:
+        response.set_cookie(COOKIE, set_cookie, httponly=True, samesite="strict")
+    return response
+
+
+def _problem(message: str, status: int) -> HTMLResponse:
+    return _html(page("Refused", f'<p class="error" role="alert">{esc(message)}</p>'), status)
+
+
+def _schemas(agent: Agent) -> dict[str, Mapping[str, Any]]:
+    schemas: dict[str, Mapping[str, Any]] = {}
+    for tool in agent.deps.tools:
+        schema = getattr(tool, "json_schema", None)
+        schemas[str(getattr(tool, "name", ""))] = schema if isinstance(schema, Mapping) else {}
+    return schemas
+
+
+def _value(text: str, kind: str) -> Any:
+    """A form field's text as the argument's value: a string stays text; a number, a
+    boolean, a list or an object is read as JSON (left as text when it is not JSON)."""
+    if kind == "string":
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _answer(form: Mapping[str, str], schemas: Mapping[str, Mapping[str, Any]]) -> Any:
+    """The answer a form gives, as `ServerRuns.resume` takes it.
+
+    Raises:
+        ResumeValueError: the form is not one the studio renders.
+    """
+    action = form.get("action", "")
+    call = form.get("call_id", "")
+    if action == "continue":
+        return None
+    if action in ("retry", "abort"):
+        return action
+    if action == "guidance":
+        return {"action": "guidance", "text": form.get("text", "")}
+    if action == "decide":
+        decisions: dict[str, Any] = {}
+        for key, chosen in form.items():
+            if key.startswith("decide."):
+                call_id = key[len("decide.") :]
+                if chosen == "approve":
+                    decisions[call_id] = {"action": "approve"}
+                else:
+                    reason = form.get(f"reason.{call_id}", "").strip() or "rejected by a person"
+                    decisions[call_id] = {"action": "reject", "reason": reason}
+        return decisions
+    if not call:
+        raise ResumeValueError("the form names no call")
+    if action == "approve":
+        return {call: {"action": "approve"}}
+    if action == "reject":
+        reason = form.get("reason", "").strip() or "rejected by a person"
+        return {call: {"action": "reject", "reason": reason}}
+    if action == "respond":
+        return {call: {"action": "respond", "text": form.get("text", "")}}
+    if action == "edit":
+        raw = form.get("args_json", "").strip()
+        if raw:
+            try:
+                args = json.loads(raw)
+            except ValueError as exc:
+                raise ResumeValueError(f"the arguments are not JSON: {exc}") from None
+        else:
+            tool = form.get("tool", "")
+            props = (schemas.get(tool) or {}).get("properties") or {}
+            args = {
+                key[len("arg.") :]: _value(
+                    text, str((props.get(key[len("arg.") :]) or {}).get("type", ""))
+                )
+                for key, text in form.items()
+                if key.startswith("arg.")
+            }
+        return {call: {"action": "edit", "args": args}}
+    raise ResumeValueError(f"unknown action {action!r}")
+
+
+def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
+    """The studio's routes over `agent`'s store, answering through `runs`."""
+
+    tools = list(agent.deps.tools)
+
+    async def listing(request: Request) -> Response:
+        filters = Filters(request.query_params, PAGE_SIZE)
+        found = await run_in_threadpool(agent.runs)
+        listed = [run_summary_dict(r, tools=tools) for r in found]
+        waiting = [r for r in listed if r.get("status") == "paused"]
+        graphs = sorted({str(r.get("graph") or "ours") for r in listed})
+        matching = [r for r in listed if filters.matches(r)]
+        shown = matching[filters.offset : filters.offset + PAGE_SIZE]
+        has_next = len(matching) > filters.offset + PAGE_SIZE
+        value, new = csrf.cookie(request)
+        body = runs_page(shown, waiting, filters, graphs, has_next)
+        return _html(body, set_cookie=value if new else None)
+
+    async def one_run(request: Request, notice: str = "", status: int = 200) -> Response:
+        thread = request.path_params["thread"]
+        try:
+            result = await agent.aresult(thread)
+        except ThreadNotFoundError as exc:
+            return _problem(str(exc), 404)
+        except ThinkgraphError as exc:
+            return _problem(str(exc), 400)
+
+        def drawn() -> tuple[str, list[dict[str, Any]], str | None]:
+            model, overlay = run_model(
+                agent.graph, agent.deps, limits=agent.limits,
+                breakpoints=agent.breakpoints, run=agent.reader.overlay(thread),
+            )  # fmt: skip
+            points = [
+                {"checkpoint_id": h.checkpoint_id, "node": h.node, "step": h.step}
+                for h in agent.history(thread)
+            ]
+            return to_svg_layout(model, overlay), points, agent.checkpoint_id(thread)
+
+        svg, history, at = await run_in_threadpool(drawn)
+        doc = to_json_dict(result, tools=tools)
+        value, new = csrf.cookie(request)
+        body = run_page(
+            doc, svg, history, token=csrf.token(value), at=at or "", schemas=_schemas(agent),
+            node=request.query_params.get("node", "")[:200], notice=notice,
+        )  # fmt: skip
+        return _html(body, status, set_cookie=value if new else None)
+
+    async def at_checkpoint(request: Request) -> Response:
+        thread, wanted = request.path_params["thread"], request.path_params["checkpoint"]
+        try:
+            points = await run_in_threadpool(agent.history, thread)
+            chain = await agent.achain(thread)
+        except ThreadNotFoundError as exc:
+            return _problem(str(exc), 404)
+        except ThinkgraphError as exc:
+            return _problem(str(exc), 400)
+        point = next((p for p in points if p.checkpoint_id == wanted), None)
+        if point is None:
+            return _problem(f"run {thread!r} has no checkpoint {wanted!r}", 404)
+        redactor = Redactor(chain, tool_map(tools), mask_unknown=True)
+        shown = shown_state(point.state, redactor)
+        info = {
+            "checkpoint_id": point.checkpoint_id,
+            "node": point.node,
+            "step": point.step,
+            "at": point.at.isoformat() if point.at else "",
+        }
+        return _html(checkpoint_page(thread, info, shown))
+
+    async def answer(request: Request) -> Response:
+        thread = request.path_params["thread"]
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media != "application/x-www-form-urlencoded":
+            return _problem("send the studio's form (application/x-www-form-urlencoded)", 415)
+        pairs = parse_qsl((await request.body()).decode("utf-8", "replace"))
+        if len(pairs) > MAX_FORM_FIELDS:
+            return _problem("the form has too many fields", 413)
+        form = dict(pairs)
+        if not csrf.holds(request, form.get(FIELD, "")):
+            return _problem(
+                "this form is not from this server's studio page (or the page is older than "
+                "the server); reload the run's page and answer again",
+                403,
+            )
+        try:
+            given = _answer(form, _schemas(agent))
+            await runs.resume(thread, given, at=form.get("at") or None)
+        except ThreadNotFoundError as exc:
+            return _problem(str(exc), 404)
+        except (NotPausedError, ThreadBusyError) as exc:
+            return await one_run(request, notice=str(exc), status=409)
+        except ResumeValueError as exc:
+            return await one_run(request, notice=str(exc), status=422)
+        except ThinkgraphError as exc:
+            return await one_run(request, notice=str(exc), status=400)
+        return RedirectResponse(thread_url(thread), status_code=303)
+
+    return [
+        Route("/studio", listing, methods=["GET"]),
+        Route("/studio/runs/{thread}", one_run, methods=["GET"]),
+        Route("/studio/runs/{thread}/at/{checkpoint}", at_checkpoint, methods=["GET"]),
+        Route("/studio/runs/{thread}/answer", answer, methods=["POST"]),
+    ]
