@@ -95,6 +95,90 @@ def serve(
     URL. Requests must name this server as their Host, and changes must come from its
     own page or a program.
     """
+    _serve(
+        agent, store, host, port, queue, token, no_token, allow_host,
+        {
+            "max_body_bytes": max_body_bytes, "max_task_bytes": max_task_bytes,
+            "max_streams": max_streams, "max_runs": max_runs, "ping_s": ping,
+        },
+        max_connections, header_timeout, log_level, log_format,
+    )  # fmt: skip
+
+
+@app.command(rich_help_panel="Scale out")
+@with_options(AgentOptions)
+def studio(
+    store: StoreOpt = "",
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port to listen on (0: a free one).")
+    ] = 8000,
+    queue: Annotated[
+        str | None,
+        typer.Option("--queue", help="Hand runs to the workers of this queue (PostgreSQL)."),
+    ] = None,
+    no_open: Annotated[
+        bool, typer.Option("--no-open", help="Print the studio's URL; open no browser.")
+    ] = False,
+    log_level: LogLevelOpt = "info",
+    log_format: LogFormatOpt = "text",
+    *,
+    agent: AgentOptions,
+) -> None:
+    """Open the studio in your browser: your runs, what waits for you, each run's graph,
+    and the forms that approve, edit, reject or continue it.
+
+    The same server as `thinkgraph serve` on 127.0.0.1 with a new token (its API and page
+    included); the studio is at /studio.
+    """
+    made = None
+    if agent.agent_spec is None and not (agent.model or agent.script):
+        made = _demo_agent(store)
+    _serve(
+        agent, store, "127.0.0.1", port, queue, None, False, None, {}, None, None,
+        log_level, log_format, page="/studio", open_browser=not no_open, made=made,
+    )  # fmt: skip
+
+
+def _demo_agent(store: str) -> Any:
+    """With no model, the demo's agent (its scripted analyst and tools): the demo's runs
+    can be seen and continued, and a new one started."""
+    from thinkgraph.agent import Agent
+    from thinkgraph.cli._app import default_store
+    from thinkgraph.demo import DEMO_DB, create_sales_db, demo_tools, scripted_analyst
+    from thinkgraph.types import StepLimits
+
+    typer.echo(
+        "model: ScriptedModel (the demo's analyst, with the demo's tools); pass --model or "
+        "--agent for your own",
+        err=True,
+    )
+    tools = demo_tools(create_sales_db(DEMO_DB))
+    limits = StepLimits(min_steps=1, max_steps=8)
+    return Agent(scripted_analyst(), tools, limits=limits, store=store or default_store())
+
+
+def _serve(
+    agent: AgentOptions,
+    store: str,
+    host: str,
+    port: int,
+    queue: str | None,
+    token: str | None,
+    no_token: bool,
+    allow_host: list[str] | None,
+    given_limits: dict[str, Any],
+    max_connections: int | None,
+    header_timeout: float | None,
+    log_level: str,
+    log_format: str,
+    *,
+    page: str = "/",
+    open_browser: bool = False,
+    made: Any = None,
+) -> None:
+    """Serve the runs of the agent `agent` names, or of `made` (`serve`, `studio`): print
+    the URL of `page` (with the token when it was made here), and open it in the browser
+    when asked."""
     try:
         import uvicorn
 
@@ -124,30 +208,30 @@ def serve(
     except ValueError as exc:
         fail(f"--allow-host {exc}")
     secret = None if no_token else token or secrets.token_urlsafe(32)
-    chosen, _ = agent_from_options(agent, store)
+    chosen = made if made is not None else agent_from_options(agent, store)[0]
     # Bound here, before "serving on" is printed: a port in use is one line, not a log.
     listening = _listen(host, port)
     port = listening.getsockname()[1]  # --port 0 asks for a free one
     shown = host if loopback else "127.0.0.1" if host in ("0.0.0.0", "::") else host
     shown = f"[{shown}]" if ":" in shown else shown
-    url = f"http://{shown}:{port}/"
+    url = f"http://{shown}:{port}{page}"
+    opened = url if secret is None or token else f"{url}?token={secret}"
     if secret is None:
         url += " without a token"
     elif token:
-        url += " with your --token: open /?token=TOKEN once, or send 'Authorization: Bearer TOKEN'"
+        url += (
+            f" with your --token: open {page}?token=TOKEN once, or send "
+            "'Authorization: Bearer TOKEN'"
+        )
     else:
         url += f"?token={secret}"  # made here: this URL is the only way to learn it
 
     def go() -> None:
         with chosen:
-            limits: dict[str, Any] = {
-                "max_body_bytes": max_body_bytes, "max_task_bytes": max_task_bytes,
-                "max_streams": max_streams, "max_runs": max_runs, "ping_s": ping,
-            }  # fmt: skip
             app = build_app(
                 chosen, queue=queue, token=secret, host=host, port=port or None,
                 allow_hosts=allow_host or (),
-                **{name: value for name, value in limits.items() if value is not None},
+                **{name: value for name, value in given_limits.items() if value is not None},
             )  # fmt: skip
             protocol = bounded_http_protocol(
                 max_connections=_room_for(max_connections or MAX_CONNECTIONS),
@@ -161,6 +245,10 @@ def serve(
             )  # fmt: skip
             configure_logging(level, fmt)
             typer.echo(startup_line(f"serving on {url} (Ctrl+C stops)", fmt), err=True)
+            if open_browser:  # the socket is bound: the browser's request waits for uvicorn
+                import webbrowser
+
+                webbrowser.open(opened)
             uvicorn.Server(config).run(sockets=[listening])
 
     with listening:
