@@ -284,6 +284,7 @@ def _step(step: Mapping[str, Any]) -> str:
 def run_page(
     doc: Mapping[str, Any],
     svg: str,
+    nodes: Sequence[str],
     history: Sequence[Mapping[str, Any]],
     *,
     token: str,
@@ -292,8 +293,9 @@ def run_page(
     node: str = "",
     notice: str = "",
 ) -> str:
-    """A run: what it waits for (with the forms that answer it), its graph, its steps (those
-    of `node` when one is chosen), its checkpoints and its own state keys."""
+    """A run: what it waits for (with the forms that answer it), its graph (`svg`, of the
+    graph's `nodes`), its steps (those of `node` when one is chosen), its checkpoints and
+    its own state keys."""
     thread = str(doc.get("thread_id"))
     pending = list(doc.get("pending") or [])
     calls = [p for p in pending if p.get("kind") == "approval"]
@@ -327,7 +329,7 @@ def run_page(
         + '<div class="cols"><section aria-label="graph"><h2>Graph</h2>'
         f'<div class="graph">{svg}</div>'
         + '<p class="muted">Steps of a node: '
-        + " ".join(link(thread_url(thread), n, {"node": n}) for n in _nodes(doc))
+        + " ".join(link(thread_url(thread), n, {"node": n}) for n in nodes)
         + (f" · {link(thread_url(thread), 'all steps')}" if node else "")
         + "</p></section>"
         f'<section aria-label="checkpoints"><h2>Checkpoints</h2><ol class="timeline">'
@@ -338,14 +340,6 @@ def run_page(
         f"<tbody>{''.join(_step(s) for s in steps)}</tbody></table>"
     )
     return page(f"Run {thread}", body)
-
-
-def _nodes(doc: Mapping[str, Any]) -> list[str]:
-    seen: dict[str, None] = {}
-    for step in doc.get("steps") or []:
-        if step.get("node"):
-            seen.setdefault(str(step["node"]), None)
-    return list(seen)
 
 
 def checkpoint_page(thread: str, point: Mapping[str, Any], state: Mapping[str, Any]) -> str:

@@ -161,7 +161,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         except ThinkgraphError as exc:
             return _problem(str(exc), 400)
 
-        def drawn() -> tuple[str, list[dict[str, Any]], str | None]:
+        def drawn() -> tuple[str, list[str], list[dict[str, Any]], str | None]:
             model, overlay = run_model(
                 agent.graph, agent.deps, limits=agent.limits,
                 breakpoints=agent.breakpoints, run=agent.reader.overlay(thread),
@@ -170,13 +170,15 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
                 {"checkpoint_id": h.checkpoint_id, "node": h.node, "step": h.step}
                 for h in agent.history(thread)
             ]
-            return to_svg_layout(model, overlay), points, agent.checkpoint_id(thread)
+            names = [str(n) for n in model.nodes if not str(n).startswith("__")]
+            return to_svg_layout(model, overlay), names, points, agent.checkpoint_id(thread)
 
-        svg, history, at = await run_in_threadpool(drawn)
+        svg, nodes, history, at = await run_in_threadpool(drawn)
         doc = to_json_dict(result, tools=tools)
         value, new = csrf.cookie(request)
         body = run_page(
-            doc, svg, history, token=csrf.token(value), at=at or "", schemas=_schemas(agent),
+            doc, svg, nodes, history, token=csrf.token(value), at=at or "",
+            schemas=_schemas(agent),
             node=request.query_params.get("node", "")[:200], notice=notice,
         )  # fmt: skip
         return _html(body, status, set_cookie=value if new else None)

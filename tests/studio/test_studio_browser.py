@@ -1,0 +1,152 @@
+"""The studio in a real headless Chromium (Playwright): controls found by role and name,
+each answer with and without JavaScript, keyboard only, a hostile run inert, a custom
+graph's run with state of its own."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.cli.state_graphs import PLANNED
+from tests.server.support import Live
+from tests.studio.support import SEND, send
+from thinkgraph import Agent, ScriptedModel
+from thinkgraph.server import build_app
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Live, Agent]]:
+    with Agent(ScriptedModel(SEND * 6), [send], store=f"sqlite:///{tmp_path / 'r.db'}") as agent:
+        live = Live(build_app(agent, poll_s=0.05))
+        try:
+            yield live, agent
+        finally:
+            live.stop()
+
+
+def _paused(live: Live, thread: str, task: str = "send the report") -> None:
+    started = httpx.post(f"{live.url}/runs", json={"task": task, "thread_id": thread})
+    assert started.status_code == 202, started.text
+    deadline = time.monotonic() + 20
+    while httpx.get(f"{live.url}/runs/{thread}").json().get("status") != "paused":
+        assert time.monotonic() < deadline, "the run never paused"
+        time.sleep(0.05)
+
+
+def _done(live: Live, thread: str) -> dict[str, object]:
+    deadline = time.monotonic() + 20
+    while (doc := httpx.get(f"{live.url}/runs/{thread}").json()).get("status") != "done":
+        assert time.monotonic() < deadline, f"the run never finished: {doc}"
+        time.sleep(0.05)
+    return doc
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_the_inbox_leads_to_the_run_and_approve_finishes_it(
+    browser: Browser, served: tuple[Live, Agent], javascript: bool
+) -> None:
+    live, _ = served
+    _paused(live, "b1")
+    context = browser.new_context(java_script_enabled=javascript)
+    page = context.new_page()
+    page.goto(f"{live.url}/studio")
+    inbox = page.get_by_role("region", name="Waiting for you (1)")
+    inbox.get_by_role("link", name="b1").click()
+    expect(page).to_have_url(f"{live.url}/studio/runs/b1")
+    expect(page.locator("svg .node.paused")).to_have_count(1)
+    page.get_by_role("button", name="Approve").click()
+    expect(page).to_have_url(f"{live.url}/studio/runs/b1")
+    assert _done(live, "b1")["answer"] == "sent"
+    page.go_back()
+    page.go_back()
+    expect(page).to_have_url(f"{live.url}/studio")  # real links: the back button works
+    context.close()
+
+
+def test_edit_reject_and_a_stale_answer_in_the_browser(
+    browser: Browser, served: tuple[Live, Agent]
+) -> None:
+    live, agent = served
+    _paused(live, "e1")
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{live.url}/studio/runs/e1")
+    edit = page.get_by_role("form", name="edit call")
+    page.get_by_label("count").fill("7")
+    page.get_by_role("button", name="Edit").click()
+    _done(live, "e1")
+    assert "sent 7 to ops" in str([s.model_dump() for s in agent.result("e1").chain])
+    assert edit is not None
+
+    _paused(live, "r1")
+    page.goto(f"{live.url}/studio/runs/r1")
+    stale = context.new_page()  # the same run open in a second tab
+    stale.goto(f"{live.url}/studio/runs/r1")
+    page.get_by_label("reason").fill("not now")
+    page.get_by_role("button", name="Reject").click()
+    _done(live, "r1")
+    with stale.expect_response(lambda r: r.request.method == "POST") as answered:
+        stale.get_by_role("button", name="Approve").click()
+    assert answered.value.status == 409
+    expect(stale.get_by_role("alert")).to_be_visible()
+    context.close()
+
+
+def test_keyboard_only_approve(browser: Browser, served: tuple[Live, Agent]) -> None:
+    live, _ = served
+    _paused(live, "k1")
+    page = browser.new_page()
+    page.goto(f"{live.url}/studio/runs/k1")
+    for _ in range(40):  # Tab through the page to the Approve button
+        page.keyboard.press("Tab")
+        focused = page.evaluate("document.activeElement && document.activeElement.textContent")
+        if focused == "Approve":
+            break
+    else:
+        raise AssertionError("Approve is not reached by Tab")
+    page.keyboard.press("Enter")
+    assert _done(live, "k1")["answer"] == "sent"
+    page.close()
+
+
+def test_a_hostile_run_renders_inert(browser: Browser, served: tuple[Live, Agent]) -> None:
+    live, _ = served
+    hostile = '<script>alert(1)</script>"><img src=x onerror=alert(2)>' + "y" * 20000
+    _paused(live, "h1", task=hostile)
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    for path in ("/studio", "/studio/runs/h1"):
+        page.goto(live.url + path)
+        assert page.locator("main img").count() == 0
+        assert page.locator("main script").count() == 0
+    expect(page.get_by_text("<script>alert(1)</script>", exact=False).first).to_be_visible()
+    assert dialogs == []
+    page.close()
+
+
+def test_a_custom_graphs_run_shows_its_nodes_and_own_state(
+    browser: Browser, tmp_path: Path
+) -> None:
+    replies = ["Thought: done\nFinal Answer: 42"] * 2
+    store = f"sqlite:///{tmp_path / 'c.db'}"
+    with Agent(ScriptedModel(replies), store=store, graph=PLANNED) as agent:
+        agent.run("plan it", thread_id="c1")
+        live = Live(build_app(agent, poll_s=0.05))
+        try:
+            page = browser.new_page()
+            page.goto(f"{live.url}/studio/runs/c1")
+            nodes = page.locator("svg g.node").evaluate_all("els => els.map(e => e.dataset.node)")
+            assert "planner" in nodes, nodes  # the user's own node, drawn from the run's shape
+            expect(page.get_by_role("heading", name="State")).to_be_visible()
+            expect(page.get_by_role("cell", name="plan", exact=True)).to_be_visible()
+            page.get_by_role("region", name="graph").get_by_role("link", name="planner").click()
+            expect(page.get_by_role("heading", name="Steps of planner")).to_be_visible()
+            page.close()
+        finally:
+            live.stop()
