@@ -1,20 +1,18 @@
-"""A real headless chromium driven over the DevTools protocol (its --remote-debugging-pipe).
+"""A real headless Chromium for the live-page tests, through Playwright (the system
+Chromium, `executable_path`: no browser is downloaded).
 
-Enough to load a page, wait for its scripts, run an expression in it and read the result:
-what a person would see, for pages that fill themselves in (the live run page).
+The live page (`/`) fills itself in from its scripts, so its tests run JavaScript in the
+tab and wait for what a person would see: `evaluate`, `wait_for`, `wait_for_text`. The
+studio's tests (tests/studio) use pytest-playwright's fixtures and find controls by role.
 """
 
 from __future__ import annotations
 
-import base64
-import fcntl
-import json
-import os
 import shutil
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
+
+from playwright.sync_api import Error, sync_playwright
 
 __all__ = ["CHROMIUM", "Browser"]
 
@@ -22,96 +20,65 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 class Browser:
-    """One headless chromium with one tab; `evaluate` runs JavaScript in the tab."""
+    """One headless Chromium with one tab; `evaluate` runs JavaScript in the tab."""
 
     def __init__(self, profile: Path) -> None:
         assert CHROMIUM is not None
-        to_chromium, self._ours_out = os.pipe()
-        self._ours_in, from_chromium = os.pipe()
-        # Chromium reads commands on fd 3 and writes replies on fd 4.
-        high_in = fcntl.fcntl(to_chromium, fcntl.F_DUPFD, 100)
-        high_out = fcntl.fcntl(from_chromium, fcntl.F_DUPFD, 100)
-        os.close(to_chromium)
-        os.close(from_chromium)
-
-        def wire() -> None:
-            os.dup2(high_in, 3)
-            os.dup2(high_out, 4)
-
-        self._process = subprocess.Popen(
-            [
-                CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank",
-            ],
-            pass_fds=(3, 4, high_in, high_out), preexec_fn=wire,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        os.close(high_in)
-        os.close(high_out)
-        self._buffer = b""
-        self._last_id = 0
-        self._session: str | None = None
-
-    def _send(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        self._last_id += 1
-        message: dict[str, Any] = {"id": self._last_id, "method": method, "params": params or {}}
-        if self._session is not None and not method.startswith("Target."):
-            message["sessionId"] = self._session
-        os.write(self._ours_out, json.dumps(message).encode() + b"\0")
-        while True:
-            while b"\0" not in self._buffer:
-                chunk = os.read(self._ours_in, 1 << 16)
-                if not chunk:
-                    raise RuntimeError("chromium closed its DevTools pipe")
-                self._buffer += chunk
-            raw, self._buffer = self._buffer.split(b"\0", 1)
-            reply = json.loads(raw)
-            if reply.get("id") == self._last_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply["result"]
+        self._playwright = sync_playwright().start()
+        try:
+            self._context = self._playwright.chromium.launch_persistent_context(
+                str(profile), executable_path=CHROMIUM, headless=True,
+                viewport={"width": 1280, "height": 900},
+            )  # fmt: skip
+        except BaseException:
+            self._playwright.stop()
+            raise
+        self._page = self._context.pages[0] if self._context.pages else self._context.new_page()
 
     def open(self, url: str) -> None:
-        target = self._send("Target.createTarget", {"url": url})["targetId"]
-        attached = self._send("Target.attachToTarget", {"targetId": target, "flatten": True})
-        self._session = attached["sessionId"]
+        self._page.goto(url)
 
     def evaluate(self, expression: str) -> Any:
-        result = self._send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
-        return result["result"].get("value")
+        return self._page.evaluate(_function(expression))
+
+    def _shown(self) -> str:
+        return str(self.evaluate("document.body ? document.body.innerText : ''"))
 
     def wait_for_text(self, text: str, timeout: float = 20.0) -> str:
         """The page's visible text, once it contains `text`."""
-        deadline = time.monotonic() + timeout
-        shown = ""
-        while time.monotonic() < deadline:
-            shown = str(self.evaluate("document.body ? document.body.innerText : ''"))
-            if text in shown:
-                return shown
-            time.sleep(0.1)
-        raise AssertionError(f"{text!r} never appeared; the page shows:\n{shown}")
+        try:
+            self._page.wait_for_function(
+                "(text) => document.body && document.body.innerText.includes(text)",
+                arg=text, timeout=timeout * 1000,
+            )  # fmt: skip
+        except Error:
+            raise AssertionError(
+                f"{text!r} never appeared; the page shows:\n{self._shown()}"
+            ) from None
+        return self._shown()
 
     def wait_for(self, expression: str, timeout: float = 20.0) -> Any:
         """The value of `expression` in the tab, once it is truthy."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = self.evaluate(expression)
-            if value:
-                return value
-            time.sleep(0.1)
-        shown = self.evaluate("document.body ? document.body.innerText : ''")
-        raise AssertionError(f"{expression} never held; the page shows:\n{shown}")
+        try:
+            handle = self._page.wait_for_function(_function(expression), timeout=timeout * 1000)
+        except Error:
+            raise AssertionError(
+                f"{expression} never held; the page shows:\n{self._shown()}"
+            ) from None
+        return handle.json_value()
 
     def screenshot(self, path: Path, width: int = 1280, height: int = 900) -> Path:
         """The tab as a PNG at `path`, drawn in a window of `width` x `height`."""
-        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
-        self._send("Emulation.setDeviceMetricsOverride", metrics)
-        shot = self._send("Page.captureScreenshot", {"format": "png"})
-        path.write_bytes(base64.b64decode(shot["data"]))
+        self._page.set_viewport_size({"width": width, "height": height})
+        self._page.screenshot(path=str(path))
         return path
 
     def close(self) -> None:
-        self._process.kill()
-        self._process.wait()
-        os.close(self._ours_in)
-        os.close(self._ours_out)
+        self._context.close()
+        self._playwright.stop()
+
+
+def _function(expression: str) -> str:
+    """`expression` as the function Playwright calls: a string holding ``=>`` anywhere
+    would otherwise be taken for a function itself."""
+    return f"() => ({expression})"
