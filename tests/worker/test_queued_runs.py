@@ -117,6 +117,12 @@ def test_a_submitted_run_is_queued_everywhere_before_a_worker_starts_it(
     assert shown.returncode == 0, shown.stderr
     assert "queued" in shown.stdout and f"queue {queue}" in shown.stdout
 
+    for command in ("history", "pending"):  # not "no run is stored": it waits for a worker
+        said = _cli(command, thread)
+        assert said.returncode == 0, said.stderr
+        assert said.stdout.startswith(f"thread {thread!r} has not started yet: queued"), said
+        assert f"thinkgraph worker --queue {queue}" in said.stdout
+
     row, doc = _over_http(agent, thread)
     assert row["status"] == "queued" and row["job"]["queue"] == queue
     assert doc["status"] == "queued" and doc["job"]["job_id"] == job.job_id

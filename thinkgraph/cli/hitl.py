@@ -46,8 +46,14 @@ from thinkgraph.cli._options import (
 )
 from thinkgraph.cli._pending import AgentFlags, describe, how_to_continue, keep_masked
 from thinkgraph.cli._progress import choose_mode
-from thinkgraph.cli._runs import continuing_agent, make_model, read_graph, stopped_runs
-from thinkgraph.errors import ResumeValueError, ThreadBusyError
+from thinkgraph.cli._runs import (
+    continuing_agent,
+    make_model,
+    queued_message,
+    read_graph,
+    stopped_runs,
+)
+from thinkgraph.errors import ResumeValueError, ThreadBusyError, ThreadNotFoundError
 from thinkgraph.hitl import Approve, Edit, Reject, Respond, check_approvals
 from thinkgraph.storage.answers import answer_of, latest_answer
 
@@ -303,7 +309,14 @@ def pending(
     def go() -> None:
         read_graph(store, thread, graph)  # the run is read from its record: no graph built
         with Agent(ScriptedModel([]), store=url) as agent:
-            result = agent.result(thread)
+            try:
+                result = agent.result(thread)
+            except ThreadNotFoundError:
+                waiting = queued_message(agent, thread)  # handed to the workers: not yet
+                if waiting is None:
+                    raise
+                typer.echo(f"{waiting}; it waits for nothing from you")
+                return
             stopped = result.status == "running" and bool(stopped_runs(agent, [thread]))
         if result.status in ("done", "failed"):
             why = f" ({result.stop_reason})" if result.stop_reason else ""

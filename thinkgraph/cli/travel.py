@@ -24,7 +24,8 @@ from thinkgraph.cli._options import (
     with_options,
 )
 from thinkgraph.cli._pending import AgentFlags
-from thinkgraph.cli._runs import continuing_agent, make_model, read_graph
+from thinkgraph.cli._runs import continuing_agent, make_model, queued_message, read_graph
+from thinkgraph.errors import ThreadNotFoundError
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -46,7 +47,14 @@ def history(
     def go() -> None:
         read_graph(store, thread, graph)  # the run is read from its record: no graph built
         with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
-            points = agent.history(thread)
+            try:
+                points = agent.history(thread)
+            except ThreadNotFoundError:
+                waiting = queued_message(agent, thread)  # handed to the workers: not yet
+                if waiting is None:
+                    raise
+                typer.echo(f"{waiting}; it has no checkpoint yet")
+                return
             # Secrets are masked by what the whole run holds: its chain is read only when
             # there are keys to show (a graph of ours has none).
             chain = agent.chain(thread) if any(p.state for p in points) else []
