@@ -36,9 +36,10 @@ system-deps:
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q -n auto --dist worksteal
 
-bench: $(STAMP)
+bench: $(STAMP) postgres
 	$(PY) -m bench
 	$(PY) -m bench.replay_run
+	$(PY) -m bench.fleet
 
 clean:
 	rm -rf $(VENV) .thinkgraph .mypy_cache .ruff_cache .pytest_cache
