@@ -150,3 +150,46 @@ def test_a_custom_graphs_run_shows_its_nodes_and_own_state(
             page.close()
         finally:
             live.stop()
+
+
+def test_the_whole_story_start_pause_edit_fork_replay_compare(
+    browser: Browser, served: tuple[Live, Agent]
+) -> None:
+    live, agent = served
+    page = browser.new_page()
+    page.goto(f"{live.url}/studio")
+    page.get_by_label("Task").fill("send the weekly report")
+    page.get_by_label("Thread id (optional)").fill("story")
+    page.get_by_role("button", name="Start").click()
+    expect(page).to_have_url(f"{live.url}/studio/runs/story")
+    for _ in range(100):  # no live updates yet: the page shows the run as it was loaded
+        if page.locator("svg .node.paused").count():
+            break
+        page.wait_for_timeout(100)
+        page.reload()
+    expect(page.locator("svg .node.paused")).to_have_count(1)
+    page.get_by_label("count").fill("3")
+    page.get_by_role("button", name="Edit").click()
+    assert _done(live, "story")["answer"] == "sent"
+
+    page.reload()
+    page.get_by_role("region", name="checkpoints").get_by_role("link", name="think").first.click()
+    call = next(s for s in agent.result("story").chain if s.type == "tool_call")
+    page.get_by_label("steps to edit").fill(
+        f'{{"{call.number}": {{"args": {{"to": "audit", "count": 1}}}}}}'
+    )
+    page.get_by_label("new thread id (optional)").fill("story-fork")
+    page.get_by_role("button", name="Fork from here").click()
+    expect(page).to_have_url(f"{live.url}/studio/runs/story-fork")
+    expect(page.get_by_text('"to": "audit"').first).to_be_visible()
+
+    page.goto(f"{live.url}/studio/runs/story")
+    page.get_by_role("button", name="Replay").click()
+    expect(page.get_by_text("replay: same")).to_be_visible()
+
+    page.goto(f"{live.url}/studio/runs/story")
+    page.get_by_label("another run").fill("story-fork")
+    page.get_by_role("button", name="Compare").click()
+    expect(page).to_have_url(f"{live.url}/studio/compare?a=story&b=story-fork")
+    expect(page.locator("svg .node.diverge")).to_have_count(1)
+    page.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -179,3 +180,65 @@ def test_a_breakpoint_is_continued_by_form(tmp_path: Path) -> None:
         )
         assert done.status_code == 303
         assert wait_status(client, "b1", "done")["answer"] == "42"
+
+
+def _post(client: TestClient, page_path: str, button: str, **fields: str) -> Any:
+    form = form_of(client.get(page_path).text, button)
+    form.update(fields)
+    action = re.search(
+        rf'<form method="post" action="([^"]+)"[^>]*>(?:(?!</form>).)*>{button}</button>',
+        client.get(page_path).text,
+        re.S,
+    )
+    assert action is not None
+    return client.post(action.group(1), data=form, follow_redirects=False)
+
+
+def test_a_run_started_from_the_list_pauses_and_is_listed(client: TestClient) -> None:
+    started = _post(client, "/studio", "Start", task="send it", thread_id="n1")
+    assert started.status_code == 303 and started.headers["location"] == "/studio/runs/n1"
+    wait_status(client, "n1", "paused")
+    assert "Waiting for you (1)" in client.get("/studio").text
+    no_token = client.post("/studio/runs", data={"task": "x"}, follow_redirects=False)
+    assert no_token.status_code == 403
+
+
+def test_fork_from_a_checkpoint_with_an_edited_argument(client: TestClient, agent: Agent) -> None:
+    _paused(client, "f1")
+    done = _post(client, "/studio/runs/f1", "Approve")
+    assert done.status_code == 303
+    wait_status(client, "f1", "done")
+    chain = agent.result("f1").chain
+    call = next(s for s in chain if s.type == "tool_call")
+    at = next(h.checkpoint_id for h in agent.history("f1") if h.node == "think")
+    forked = _post(
+        client, f"/studio/runs/f1/at/{at}", "Fork from here",
+        edit=f'{{"{call.number}": {{"args": {{"to": "audit", "count": 1}}}}}}', new_thread="f2",
+    )  # fmt: skip
+    assert forked.status_code == 303, forked.text
+    assert forked.headers["location"] == "/studio/runs/f2"
+    assert client.get("/runs/f2").json()["pending"][0]["args"] == {"to": "audit", "count": 1}
+    assert client.get("/runs/f1").json()["status"] == "done"  # the original is untouched
+    bad = _post(client, f"/studio/runs/f1/at/{at}", "Fork from here", edit="{not json")
+    assert bad.status_code == 422
+
+
+def test_replay_leads_to_the_comparison_and_compare_names_both_runs(
+    client: TestClient,
+) -> None:
+    _paused(client, "p1")
+    _post(client, "/studio/runs/p1", "Approve")
+    wait_status(client, "p1", "done")
+    replayed = _post(client, "/studio/runs/p1", "Replay")
+    assert replayed.status_code == 303, replayed.text
+    where = replayed.headers["location"]
+    assert where.startswith("/studio/compare?a=p1&b=replay-p1")
+    page = client.get(where)
+    assert page.status_code == 200
+    assert "replay: <strong>same</strong>" in page.text and "the same" in page.text
+    assert "<svg" in page.text and "shared" in page.text
+    _paused(client, "p2")
+    other = client.get("/studio/compare", params={"a": "p1", "b": "p2"}).text
+    assert "they part at step" in other
+    assert re.search(r'class="node[^"]*\bonly-a\b', other)
+    assert client.get("/studio/compare", params={"a": "p1", "b": "nope"}).status_code == 404

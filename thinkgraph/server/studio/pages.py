@@ -15,7 +15,7 @@ from typing import Any
 from thinkgraph.server.studio.csrf import FIELD
 from thinkgraph.server.studio.html import esc, link, page, thread_url
 
-__all__ = ["Filters", "checkpoint_page", "run_page", "runs_page"]
+__all__ = ["Filters", "checkpoint_page", "compare_page", "run_page", "runs_page"]
 
 STATUSES = ("paused", "running", "queued", "done", "failed")
 
@@ -92,9 +92,19 @@ def runs_page(
     filters: Filters,
     graphs: Sequence[str],
     has_next: bool,
+    token: str = "",
 ) -> str:
-    """The runs list with its filters and pages, and the "Waiting for you" inbox."""
+    """The runs list with its filters and pages, the "Waiting for you" inbox, and a form
+    that starts a run."""
     now = datetime.now(UTC)
+    start_form = (
+        '<form method="post" action="/studio/runs" aria-label="start a run">'
+        f"{_hidden(FIELD, token)}"
+        '<label for="task">Task</label><textarea id="task" name="task" required></textarea>'
+        '<label for="thread_id">Thread id (optional)</label>'
+        '<input type="text" id="thread_id" name="thread_id">'
+        '<button name="action" value="start">Start</button></form>'
+    )
     inbox = "".join(
         f"<li>{link(thread_url(str(r['thread_id'])), str(r['thread_id']))} "
         f'<span class="muted">{esc(_age(r.get("updated_at"), now))}</span><br>'
@@ -130,7 +140,8 @@ def runs_page(
         f'<h2 id="waiting-h">Waiting for you ({len(waiting)})</h2>'
         + (f"<ul>{inbox}</ul>" if inbox else '<p class="muted">No run waits for you.</p>')
         + "</section>"
-        '<form method="get" action="/studio" role="search">'
+        + start_form
+        + '<form method="get" action="/studio" role="search">'
         f'<label for="q">Search runs</label><input type="text" id="q" name="q" '
         f'value="{esc(filters.q)}" placeholder="thread id">'
         f'<label for="status">Status</label><select id="status" name="status">{options}</select>'
@@ -333,7 +344,16 @@ def run_page(
         + (f" · {link(thread_url(thread), 'all steps')}" if node else "")
         + "</p></section>"
         f'<section aria-label="checkpoints"><h2>Checkpoints</h2><ol class="timeline">'
-        f"{timeline}</ol></section></div>"
+        f"{timeline}</ol>"
+        f'<form method="post" action="{esc(thread_url(thread, "replay"))}" '
+        f'aria-label="replay">{_hidden(FIELD, token)}'
+        '<button name="action" value="replay">Replay</button> '
+        '<span class="muted">on the graph served now, against this run</span></form>'
+        '<form method="get" action="/studio/compare" aria-label="compare">'
+        f"{_hidden('a', thread)}"
+        '<label for="compare-b">another run</label>'
+        '<input type="text" id="compare-b" name="b" required>'
+        "<button>Compare</button></form></section></div>"
         + (f"<h2>State</h2><table><tbody>{state_rows}</tbody></table>" if state_rows else "")
         + f"<h2>Steps{' of ' + esc(node) if node else ''}</h2>"
         "<table><thead><tr><th>#</th><th>Node</th><th>Type</th><th>Text</th></tr></thead>"
@@ -342,11 +362,31 @@ def run_page(
     return page(f"Run {thread}", body)
 
 
-def checkpoint_page(thread: str, point: Mapping[str, Any], state: Mapping[str, Any]) -> str:
-    """One checkpoint of a run: its node, when, and the run's own state keys there."""
+def checkpoint_page(
+    thread: str, point: Mapping[str, Any], state: Mapping[str, Any], token: str = ""
+) -> str:
+    """One checkpoint of a run: its node, when, the run's own state keys there, and the
+    form that forks a new run from it (state keys and steps edited)."""
     rows = "".join(
         f"<tr><td>{esc(k)}</td><td><pre>{esc(json.dumps(v, ensure_ascii=False))}</pre></td></tr>"
         for k, v in sorted(state.items())
+    )
+    keys = "".join(
+        f'<label for="state-{esc(k)}">{esc(k)} (JSON)</label>'
+        f'<input type="text" id="state-{esc(k)}" name="state.{esc(k)}" '
+        f'value="{esc(json.dumps(v, ensure_ascii=False))}">'
+        for k, v in sorted(state.items())
+    )
+    fork = (
+        f'<form method="post" action="{esc(thread_url(thread, "fork"))}" aria-label="fork">'
+        f"{_hidden(FIELD, token)}{_hidden('checkpoint', str(point.get('checkpoint_id')))}"
+        f"{keys}"
+        '<label for="edit">steps to edit, as JSON: {"STEP": {"FIELD": VALUE}} '
+        "(an observation's text, a thought's answer, a call's args)</label>"
+        '<textarea class="json" id="edit" name="edit"></textarea>'
+        '<label for="new_thread">new thread id (optional)</label>'
+        '<input type="text" id="new_thread" name="new_thread">'
+        '<button name="action" value="fork">Fork from here</button></form>'
     )
     body = (
         f"<h1>Run {link(thread_url(thread), thread)} at checkpoint "
@@ -358,5 +398,20 @@ def checkpoint_page(thread: str, point: Mapping[str, Any], state: Mapping[str, A
             if rows
             else '<p class="muted">The graph keeps no state keys of its own.</p>'
         )
+        + f"<h2>Fork</h2>{fork}"
     )
     return page(f"Run {thread} at a checkpoint", body)
+
+
+def compare_page(a: str, b: str, svg: str, verdict: str, steps: str, replay: str = "") -> str:
+    """Two runs on one graph (their paths coloured by difference) and step by step."""
+    body = (
+        f"<h1>Compare {link(thread_url(a), a)} and {link(thread_url(b), b)}</h1>"
+        + (f"<p>replay: <strong>{esc(replay)}</strong></p>" if replay else "")
+        + f"<p>{esc(verdict)}</p>"
+        '<p class="muted">on the graph: <span class="only-a">only A</span>, '
+        '<span class="only-b">only B</span>, both; the node where they part is marked</p>'
+        f'<section aria-label="both paths"><div class="graph">{svg}</div></section>'
+        f"<h2>Step by step</h2><pre>{esc(steps)}</pre>"
+    )
+    return page(f"Compare {a} and {b}", body)

@@ -21,11 +21,19 @@ from thinkgraph.errors import (
 )
 from thinkgraph.server.studio.csrf import COOKIE, FIELD, Csrf
 from thinkgraph.server.studio.html import STUDIO_CSP, esc, page, thread_url
-from thinkgraph.server.studio.pages import Filters, checkpoint_page, run_page, runs_page
-from thinkgraph.views import Redactor, run_summary_dict, to_json_dict
+from thinkgraph.server.studio.pages import (
+    Filters,
+    checkpoint_page,
+    compare_page,
+    run_page,
+    runs_page,
+)
+from thinkgraph.views import Redactor, diff_runs, diff_to_text, run_summary_dict, to_json_dict
 from thinkgraph.views._run import shown_state
 from thinkgraph.views.visibility import tool_map
-from thinkgraph.viz import to_svg_layout
+from thinkgraph.viz import overlay_from_result, to_svg_layout
+from thinkgraph.viz.diff import compare_paths, run_graph_model
+from thinkgraph.viz.model import START
 from thinkgraph.viz.render import run_model
 
 if TYPE_CHECKING:
@@ -149,7 +157,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         shown = matching[filters.offset : filters.offset + PAGE_SIZE]
         has_next = len(matching) > filters.offset + PAGE_SIZE
         value, new = csrf.cookie(request)
-        body = runs_page(shown, waiting, filters, graphs, has_next)
+        body = runs_page(shown, waiting, filters, graphs, has_next, token=csrf.token(value))
         return _html(body, set_cookie=value if new else None)
 
     async def one_run(request: Request, notice: str = "", status: int = 200) -> Response:
@@ -203,23 +211,15 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
             "step": point.step,
             "at": point.at.isoformat() if point.at else "",
         }
-        return _html(checkpoint_page(thread, info, shown))
+        value, new = csrf.cookie(request)
+        body = checkpoint_page(thread, info, shown, token=csrf.token(value))
+        return _html(body, set_cookie=value if new else None)
 
     async def answer(request: Request) -> Response:
         thread = request.path_params["thread"]
-        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media != "application/x-www-form-urlencoded":
-            return _problem("send the studio's form (application/x-www-form-urlencoded)", 415)
-        pairs = parse_qsl((await request.body()).decode("utf-8", "replace"))
-        if len(pairs) > MAX_FORM_FIELDS:
-            return _problem("the form has too many fields", 413)
-        form = dict(pairs)
-        if not csrf.holds(request, form.get(FIELD, "")):
-            return _problem(
-                "this form is not from this server's studio page (or the page is older than "
-                "the server); reload the run's page and answer again",
-                403,
-            )
+        form = await form_of(request)
+        if isinstance(form, Response):
+            return form
         try:
             given = _answer(form, _schemas(agent))
             await runs.resume(thread, given, at=form.get("at") or None)
@@ -233,8 +233,123 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
             return await one_run(request, notice=str(exc), status=400)
         return RedirectResponse(thread_url(thread), status_code=303)
 
+    async def form_of(request: Request) -> dict[str, str] | Response:
+        """The request's form, once its CSRF token holds; else the refusal to send."""
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media != "application/x-www-form-urlencoded":
+            return _problem("send the studio's form (application/x-www-form-urlencoded)", 415)
+        pairs = parse_qsl((await request.body()).decode("utf-8", "replace"))
+        if len(pairs) > MAX_FORM_FIELDS:
+            return _problem("the form has too many fields", 413)
+        form = dict(pairs)
+        if not csrf.holds(request, form.get(FIELD, "")):
+            return _problem(
+                "this form is not from this server's studio page (or the page is older than "
+                "the server); reload the page and send it again",
+                403,
+            )
+        return form
+
+    async def start(request: Request) -> Response:
+        import uuid
+
+        form = await form_of(request)
+        if isinstance(form, Response):
+            return form
+        task = form.get("task", "").strip()
+        thread = form.get("thread_id", "").strip() or uuid.uuid4().hex[:12]
+        if not task:
+            return _problem("write the task first", 400)
+        try:
+            await runs.start(task, thread)
+        except ThinkgraphError as exc:
+            return _problem(str(exc), 409 if isinstance(exc, ThreadBusyError) else 400)
+        return RedirectResponse(thread_url(thread), status_code=303)
+
+    async def fork(request: Request) -> Response:
+        thread = request.path_params["thread"]
+        form = await form_of(request)
+        if isinstance(form, Response):
+            return form
+        try:
+            edit = {int(k): v for k, v in json.loads(form.get("edit") or "{}").items()}
+            state = {
+                key[len("state.") :]: json.loads(text)
+                for key, text in form.items()
+                if key.startswith("state.")
+            }
+        except (ValueError, AttributeError) as exc:
+            return _problem(f"the edits are not JSON of the shape shown: {exc}", 422)
+        try:
+            forked = await agent.afork(
+                thread, form.get("checkpoint", ""), edit=edit, state=state or None,
+                new_thread_id=form.get("new_thread", "").strip() or None,
+            )  # fmt: skip
+        except ThreadNotFoundError as exc:
+            return _problem(str(exc), 404)
+        except ThinkgraphError as exc:
+            return _problem(str(exc), 422)
+        return RedirectResponse(thread_url(forked.thread_id), status_code=303)
+
+    async def replay(request: Request) -> Response:
+        from urllib.parse import urlencode
+
+        thread = request.path_params["thread"]
+        form = await form_of(request)
+        if isinstance(form, Response):
+            return form
+        try:
+            report = await agent.areplay(thread)
+        except ThreadNotFoundError as exc:
+            return _problem(str(exc), 404)
+        except ThinkgraphError as exc:
+            return _problem(str(exc), 400)
+        query = urlencode({"a": thread, "b": report.replay.thread_id})
+        return RedirectResponse(f"/studio/compare?{query}", status_code=303)
+
+    async def compare(request: Request) -> Response:
+        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        if not a or not b:
+            return _problem("name two runs: /studio/compare?a=RUN&b=RUN", 400)
+        try:
+            run_a, run_b = await agent.aresult(a), await agent.aresult(b)
+        except ThreadNotFoundError as exc:
+            return _problem(str(exc), 404)
+        except ThinkgraphError as exc:
+            return _problem(str(exc), 400)
+
+        def drawn() -> tuple[str, str, str, str]:
+            diff = diff_runs(run_a.chain, run_b.chain, a=run_a, b=run_b, tools=tools)
+            model = run_graph_model(agent.graph, run_a.chain)
+            where = diff.divergence
+            node = None if where is None else START if where.node == "start" else where.node
+            paths = compare_paths(
+                overlay_from_result(run_a, model).path,
+                overlay_from_result(run_b, model).path,
+                divergence=node,
+            )
+            verdict = (
+                "the same"
+                if diff.same
+                else (
+                    f"they part at step {where.step_a if where is not None else '?'}"
+                    if where is not None
+                    else "same decisions, other contents"
+                )
+            )
+            summary = agent.reader.summary(b)
+            outcome = (summary.replay or "") if summary is not None else ""
+            return to_svg_layout(model, diff=paths), verdict, diff_to_text(diff), outcome
+
+        svg, verdict, steps, outcome = await run_in_threadpool(drawn)
+        return _html(compare_page(a, b, svg, verdict, steps, replay=outcome))
+
     return [
         Route("/studio", listing, methods=["GET"]),
+        Route("/studio/runs", start, methods=["POST"]),
+        Route("/studio/compare", compare, methods=["GET"]),
+        Route("/studio/runs/{thread}/fork", fork, methods=["POST"]),
+        Route("/studio/runs/{thread}/replay", replay, methods=["POST"]),
         Route("/studio/runs/{thread}", one_run, methods=["GET"]),
         Route("/studio/runs/{thread}/at/{checkpoint}", at_checkpoint, methods=["GET"]),
         Route("/studio/runs/{thread}/answer", answer, methods=["POST"]),
