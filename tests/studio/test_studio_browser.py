@@ -193,3 +193,26 @@ def test_the_whole_story_start_pause_edit_fork_replay_compare(
     expect(page).to_have_url(f"{live.url}/studio/compare?a=story&b=story-fork")
     expect(page.locator("svg .node.diverge")).to_have_count(1)
     page.close()
+
+
+def test_a_run_page_follows_the_run_live_without_a_new_layout(
+    browser: Browser, served: tuple[Live, Agent]
+) -> None:
+    live, _ = served
+    _paused(live, "l1")
+    page = browser.new_page()
+    page.goto(f"{live.url}/studio/runs/l1")
+    expect(page.locator("svg .node.paused")).to_have_count(1)
+    page.evaluate("window.__drawnOnce = document.querySelector('.graph svg')")
+    call = httpx.get(f"{live.url}/runs/l1").json()["pending"][0]["call_id"]
+    answered = httpx.post(  # answered elsewhere (the API): the page hears it
+        f"{live.url}/runs/l1/resume", json={"decisions": {call: {"action": "approve"}}}
+    )
+    assert answered.status_code == 202, answered.text
+    _done(live, "l1")
+    expect(page.locator("svg .node.paused")).to_have_count(0)
+    expect(page.locator('svg .node[data-node="finalize"].visited')).to_have_count(1)
+    expect(page.get_by_role("status")).to_contain_text("The run is done now.")
+    # The same drawing, its classes changed: the page was neither reloaded nor redrawn.
+    assert page.evaluate("window.__drawnOnce === document.querySelector('.graph svg')")
+    page.close()

@@ -22,10 +22,11 @@ from thinkgraph.viz.mermaid import to_mermaid
 from thinkgraph.viz.model import from_description, graph_description, to_graph_model
 from thinkgraph.viz.overlay import RunOverlay, build_overlay, overlay_from_result
 from thinkgraph.viz.render import FORMATS, DiagramFormat, render
-from thinkgraph.viz.svg import SVG_CSS, to_svg_layout
+from thinkgraph.viz.svg import OVERLAY_NODE_CLASSES, SVG_CSS, overlay_classes, to_svg_layout
 
 __all__ = [
     "FORMATS",
+    "OVERLAY_NODE_CLASSES",
     "SVG_CSS",
     "DiagramFormat",
     "GraphvizNotFoundError",
@@ -37,6 +38,7 @@ __all__ = [
     "graph_description",
     "guarded_router",
     "is_guarded_router",
+    "overlay_classes",
     "overlay_from_result",
     "render",
     "render_diff",

@@ -41,7 +41,7 @@ from thinkgraph.viz.diff import PathDiff
 from thinkgraph.viz.layout import EdgeRoute, NodeBox, Point, layered_layout
 from thinkgraph.viz.overlay import RunOverlay, node_state
 
-__all__ = ["SVG_CSS", "to_svg_layout"]
+__all__ = ["OVERLAY_NODE_CLASSES", "SVG_CSS", "overlay_classes", "to_svg_layout"]
 
 _INVALID_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _UNSAFE_ID: Final = re.compile(r"[^A-Za-z0-9_-]")
@@ -285,3 +285,31 @@ def to_svg_layout(
         out.append(_node(box, ids[box.name], data, classes, visits))
     out += ["</g>", "</svg>"]
     return "\n".join(out) + "\n"
+
+
+OVERLAY_NODE_CLASSES = ("visited", "current", "paused", "done", "stopped")
+"""The node classes an overlay may set (`overlay_classes`); the others are the model's."""
+
+
+def overlay_classes(model: nx.DiGraph, overlay: RunOverlay) -> dict[str, Any]:
+    """What an overlay marks on a drawing of `model`, without laying it out again: per node
+    (by name) its overlay classes (of `OVERLAY_NODE_CLASSES`) and visits, per edge (by its
+    ends) whether it was taken and how often. A page applies these to the SVG drawn once
+    (`to_svg_layout`), matching ``data-node`` and ``data-from``/``data-to``."""
+    nodes = {}
+    for name, data in model.nodes(data=True):
+        words = _node_classes(str(name), data, overlay, None)
+        nodes[str(name)] = {
+            "classes": [w for w in words if w in OVERLAY_NODE_CLASSES],
+            "visits": overlay.node_visits.get(str(name), 0),
+        }
+    edges = [
+        {
+            "from": str(source),
+            "to": str(target),
+            "taken": bool(overlay.edge_visits.get((str(source), str(target)))),
+            "visits": overlay.edge_visits.get((str(source), str(target)), 0),
+        }
+        for source, target in model.edges()
+    ]
+    return {"nodes": nodes, "edges": edges}

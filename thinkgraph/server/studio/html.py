@@ -1,9 +1,9 @@
 """The studio's HTML: one page shell, escaping, and the stylesheet its CSP allows by hash.
 
 Every value from a run goes through `esc` (text and attribute values alike), so a task,
-an answer or a tool's argument that holds markup is shown as text. The pages carry no
-script and no inline event handler: forms and links do everything, so the studio works
-without JavaScript and by keyboard; `STUDIO_CSP` allows only the one stylesheet.
+an answer or a tool's argument that holds markup is shown as text. Forms and links do
+everything, so the studio works without JavaScript and by keyboard; one script file only
+enhances a run's page (it follows the run live), and `STUDIO_CSP` allows nothing inline.
 """
 
 from __future__ import annotations
@@ -57,10 +57,12 @@ ol.timeline { padding-left: 22px; } ol.timeline li { margin: 2px 0; }
 STUDIO_CSP = (
     "default-src 'none'; "
     f"style-src 'sha256-{base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()}'; "
-    "img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    "script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
 )
-"""The studio pages' Content-Security-Policy: their stylesheet, forms to this server; no
-script at all (an injected one could not run), no frame of them elsewhere."""
+"""The studio pages' Content-Security-Policy: their stylesheet, one script file of this
+server (`thinkgraph.server.studio.live`; nothing inline runs, so an injected script could
+not), requests and forms to this server only, no frame of them elsewhere."""
 
 
 def esc(value: object) -> str:
@@ -81,13 +83,16 @@ def link(path: str, text: str, query: Mapping[str, object] | None = None) -> str
     return f'<a href="{esc(href)}">{esc(text)}</a>'
 
 
-def page(title: str, body: str) -> str:
-    """A whole studio page around `body` (already HTML), titled `title` (text)."""
+def page(title: str, body: str, *, live: bool = False) -> str:
+    """A whole studio page around `body` (already HTML), titled `title` (text); `live`:
+    with the script that follows a run (`thinkgraph.server.studio.live`)."""
     return (
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)} · thinkgraph studio</title><style>{_STYLE}</style></head>"
+        f"<title>{esc(title)} · thinkgraph studio</title><style>{_STYLE}</style>"
+        + ('<script src="/studio/live.js" defer></script>' if live else "")
+        + "</head>"
         "<body><header><strong>thinkgraph studio</strong>"
         '<a href="/studio">Runs</a><a href="/studio#waiting">Waiting for you</a></header>'
         f"<main>{body}</main></body></html>"

@@ -331,6 +331,8 @@ def run_page(
     )
     answer = doc.get("answer")
     body = (
+        f'<div id="live" data-thread="{esc(thread)}" data-status="{esc(doc.get("status"))}">'
+        "</div>"
         f"<h1>Run {esc(thread)}</h1>"
         + (f'<p class="error" role="alert">{esc(notice)}</p>' if notice else "")
         + f"<p>{_status(doc)} {esc(doc.get('detail') or '')} · "
@@ -359,7 +361,7 @@ def run_page(
         "<table><thead><tr><th>#</th><th>Node</th><th>Type</th><th>Text</th></tr></thead>"
         f"<tbody>{''.join(_step(s) for s in steps)}</tbody></table>"
     )
-    return page(f"Run {thread}", body)
+    return page(f"Run {thread}", body, live=True)
 
 
 def checkpoint_page(

@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from thinkgraph.errors import (
@@ -21,6 +21,7 @@ from thinkgraph.errors import (
 )
 from thinkgraph.server.studio.csrf import COOKIE, FIELD, Csrf
 from thinkgraph.server.studio.html import STUDIO_CSP, esc, page, thread_url
+from thinkgraph.server.studio.live import LIVE_JS
 from thinkgraph.server.studio.pages import (
     Filters,
     checkpoint_page,
@@ -31,7 +32,7 @@ from thinkgraph.server.studio.pages import (
 from thinkgraph.views import Redactor, diff_runs, diff_to_text, run_summary_dict, to_json_dict
 from thinkgraph.views._run import shown_state
 from thinkgraph.views.visibility import tool_map
-from thinkgraph.viz import overlay_from_result, to_svg_layout
+from thinkgraph.viz import overlay_classes, overlay_from_result, to_svg_layout
 from thinkgraph.viz.diff import compare_paths, run_graph_model
 from thinkgraph.viz.model import START
 from thinkgraph.viz.render import run_model
@@ -344,8 +345,39 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         svg, verdict, steps, outcome = await run_in_threadpool(drawn)
         return _html(compare_page(a, b, svg, verdict, steps, replay=outcome))
 
+    async def script(request: Request) -> Response:
+        return Response(
+            LIVE_JS,
+            media_type="text/javascript",
+            headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+        )
+
+    async def live(request: Request) -> Response:
+        thread = request.path_params["thread"]
+
+        def read() -> dict[str, Any]:
+            run = agent.reader.overlay(thread)
+            model, overlay = run_model(
+                agent.graph, agent.deps, limits=agent.limits,
+                breakpoints=agent.breakpoints, run=run,
+            )  # fmt: skip
+            assert overlay is not None
+            return {
+                "status": run[1].status,
+                "steps": len(run[1].chain),
+                **overlay_classes(model, overlay),
+            }
+
+        try:
+            found = await run_in_threadpool(read)
+        except ThreadNotFoundError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=404)
+        return JSONResponse(found, headers={"Cache-Control": "no-store"})
+
     return [
         Route("/studio", listing, methods=["GET"]),
+        Route("/studio/live.js", script, methods=["GET"]),
+        Route("/studio/runs/{thread}/live", live, methods=["GET"]),
         Route("/studio/runs", start, methods=["POST"]),
         Route("/studio/compare", compare, methods=["GET"]),
         Route("/studio/runs/{thread}/fork", fork, methods=["POST"]),
