@@ -155,6 +155,14 @@ def runs_page(
     return page("Runs", body)
 
 
+def _state_rows(state: Mapping[str, Any]) -> str:
+    """A run's own state keys (masked already) as table rows, ``key | JSON``."""
+    return "".join(
+        f"<tr><td>{esc(k)}</td><td><pre>{esc(json.dumps(v, ensure_ascii=False))}</pre></td></tr>"
+        for k, v in sorted(state.items())
+    )
+
+
 def _hidden(name: str, value: str) -> str:
     return f'<input type="hidden" name="{esc(name)}" value="{esc(value)}">'
 
@@ -320,10 +328,7 @@ def run_page(
     steps = [s for s in doc.get("steps") or [] if not node or s.get("node") == node]
     totals = doc.get("totals") or {}
     state = doc.get("state") or {}
-    state_rows = "".join(
-        f"<tr><td>{esc(k)}</td><td><pre>{esc(json.dumps(v, ensure_ascii=False))}</pre></td></tr>"
-        for k, v in sorted(state.items())
-    )
+    state_rows = _state_rows(state)
     timeline = "".join(
         f"<li>{link(thread_url(thread, 'at', str(h['checkpoint_id'])), str(h.get('node')))} "
         f'<span class="muted">step {esc(h.get("step"))}</span></li>'
@@ -369,10 +374,7 @@ def checkpoint_page(
 ) -> str:
     """One checkpoint of a run: its node, when, the run's own state keys there, and the
     form that forks a new run from it (state keys and steps edited)."""
-    rows = "".join(
-        f"<tr><td>{esc(k)}</td><td><pre>{esc(json.dumps(v, ensure_ascii=False))}</pre></td></tr>"
-        for k, v in sorted(state.items())
-    )
+    rows = _state_rows(state)
     keys = "".join(
         f'<label for="state-{esc(k)}">{esc(k)} (JSON)</label>'
         f'<input type="text" id="state-{esc(k)}" name="state.{esc(k)}" '

@@ -69,6 +69,11 @@ def _problem(message: str, status: int) -> HTMLResponse:
     return _html(page("Refused", f'<p class="error" role="alert">{esc(message)}</p>'), status)
 
 
+def _refusal(exc: ThinkgraphError) -> HTMLResponse:
+    """A run that cannot be read: 404 when there is none, else 400, in the error's words."""
+    return _problem(str(exc), 404 if isinstance(exc, ThreadNotFoundError) else 400)
+
+
 def _schemas(agent: Agent) -> dict[str, Mapping[str, Any]]:
     schemas: dict[str, Mapping[str, Any]] = {}
     for tool in agent.deps.tools:
@@ -165,10 +170,8 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         thread = request.path_params["thread"]
         try:
             result = await agent.aresult(thread)
-        except ThreadNotFoundError as exc:
-            return _problem(str(exc), 404)
         except ThinkgraphError as exc:
-            return _problem(str(exc), 400)
+            return _refusal(exc)
 
         def drawn() -> tuple[str, list[str], list[dict[str, Any]], str | None]:
             model, overlay = run_model(
@@ -197,10 +200,8 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         try:
             points = await run_in_threadpool(agent.history, thread)
             chain = await agent.achain(thread)
-        except ThreadNotFoundError as exc:
-            return _problem(str(exc), 404)
         except ThinkgraphError as exc:
-            return _problem(str(exc), 400)
+            return _refusal(exc)
         point = next((p for p in points if p.checkpoint_id == wanted), None)
         if point is None:
             return _problem(f"run {thread!r} has no checkpoint {wanted!r}", 404)
@@ -301,10 +302,8 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
             return form
         try:
             report = await agent.areplay(thread)
-        except ThreadNotFoundError as exc:
-            return _problem(str(exc), 404)
         except ThinkgraphError as exc:
-            return _problem(str(exc), 400)
+            return _refusal(exc)
         query = urlencode({"a": thread, "b": report.replay.thread_id})
         return RedirectResponse(f"/studio/compare?{query}", status_code=303)
 
@@ -314,10 +313,8 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
             return _problem("name two runs: /studio/compare?a=RUN&b=RUN", 400)
         try:
             run_a, run_b = await agent.aresult(a), await agent.aresult(b)
-        except ThreadNotFoundError as exc:
-            return _problem(str(exc), 404)
         except ThinkgraphError as exc:
-            return _problem(str(exc), 400)
+            return _refusal(exc)
 
         def drawn() -> tuple[str, str, str, str]:
             diff = diff_runs(run_a.chain, run_b.chain, a=run_a, b=run_b, tools=tools)
