@@ -141,8 +141,6 @@ def report_table(report: Any) -> None:
         f"{verb}: {report.checkpoints} checkpoints, {report.writes} writes, "
         f"{report.blobs} blobs ({human_size(report.size)}) of {runs} run{'s' * (runs != 1)}"
     )
-    if report.jobs:
-        line += f", and {report.jobs} finished job{'s' * (report.jobs != 1)} of the worker queue"
     if report.skipped:
         line += f"; skipped {len(report.skipped)}"
     if report.dry_run:

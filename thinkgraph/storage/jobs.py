@@ -29,7 +29,6 @@ __all__ = [
     "RUN_JOBS_DDL",
     "RUN_QUEUE_SQL",
     "STALLED_AFTER_S",
-    "delete_finished_jobs",
     "job_state",
     "jobs_sql",
 ]
@@ -144,32 +143,3 @@ def job_state(row: Mapping[str, Any]) -> JobState:
         error=error if state in ("failed", "retrying") else "",
         at=row.get("at"),
     )
-
-
-_FINISHED_JOBS = (
-    "FROM procrastinate_jobs WHERE task_name = %(task)s AND lock = %(thread)s "
-    "AND status NOT IN ('todo', 'doing')"
-)
-
-
-def delete_finished_jobs(cur: Any, thread_id: str, *, dry_run: bool = False) -> int:
-    """Delete the worker queue's record of a run prune deletes: its jobs that ended (and
-    their events, with them) and its row of `thinkgraph_run_jobs`; never a job that waits
-    or runs. Returns the jobs deleted (would delete, with `dry_run`); 0 where the database
-    holds no job queue."""
-    tables = cur.execute(_TABLES_SQL).fetchone()
-    if not tables["queue"]:
-        return 0
-    arguments = {"task": ADVANCE_TASK, "thread": thread_id}
-    if dry_run:
-        row = cur.execute(f"SELECT count(*) AS n {_FINISHED_JOBS}", arguments).fetchone()
-        return int(row["n"])
-    # Procrastinate's events refer to their job: they go first.
-    cur.execute(
-        f"DELETE FROM procrastinate_events WHERE job_id IN (SELECT id {_FINISHED_JOBS})",
-        arguments,
-    )
-    deleted = cur.execute(f"DELETE {_FINISHED_JOBS}", arguments).rowcount
-    if tables["errors"]:
-        cur.execute("DELETE FROM thinkgraph_run_jobs WHERE thread_id = %(thread)s", arguments)
-    return int(deleted)

@@ -144,8 +144,6 @@ class RunPruned:
     """Bytes of stored values deleted (the rows' payloads; indexes not counted)."""
     kept: int = 0
     """Checkpoints left to the run."""
-    jobs: int = 0
-    """Finished jobs of the worker queue deleted with the run (PostgreSQL)."""
 
 
 @dataclass
@@ -179,11 +177,6 @@ class PruneReport:
     def blobs(self) -> int:
         """Blobs deleted in all (PostgreSQL)."""
         return sum(r.blobs for r in self.runs)
-
-    @property
-    def jobs(self) -> int:
-        """Finished jobs of the worker queue deleted in all (PostgreSQL)."""
-        return sum(r.jobs for r in self.runs)
 
     @property
     def size(self) -> int:
@@ -432,7 +425,6 @@ def _pruned(thread_id: str, trim: Trim | None, counts: Counts) -> RunPruned:
         blobs=counts.blobs,
         size=counts.size,
         kept=0 if trim is None else len(trim.kept),
-        jobs=counts.jobs,
     )
 
 

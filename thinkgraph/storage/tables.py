@@ -6,7 +6,6 @@ and deletes it in each store's own tables, one transaction per run (`tables_of`)
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,7 +17,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
 from thinkgraph.errors import StorageError
-from thinkgraph.storage.jobs import delete_finished_jobs
 from thinkgraph.storage.sqlite import LATEST_THREADS_SQL, CompactSqliteSaver
 
 __all__ = ["Counts", "Tables", "Trim", "tables_of"]
@@ -30,8 +28,6 @@ class Counts:
     writes: int = 0
     blobs: int = 0
     size: int = 0
-    jobs: int = 0
-    """Finished jobs of the worker queue (PostgreSQL, where the queue lives)."""
 
 
 @dataclass(frozen=True)
@@ -249,9 +245,7 @@ class _PostgresTables:
             (thread_id,) * 6,
         )[0]
         size = sum(int(row[k] or 0) for k in ("cs", "ws", "bs"))
-        with postgres_cursor(self.saver) as cur:
-            jobs = delete_finished_jobs(cur, thread_id, dry_run=True)
-        return Counts(int(row["c"]), int(row["w"]), int(row["b"]), size, jobs)
+        return Counts(int(row["c"]), int(row["w"]), int(row["b"]), size)
 
     def delete_thread(self, thread_id: str) -> Counts:
         counts = self.count_thread(thread_id)
@@ -261,8 +255,7 @@ class _PostgresTables:
                 "pause_answers",
             ):  # fmt: skip
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread_id,))
-            jobs = delete_finished_jobs(cur, thread_id)
-        return dataclasses.replace(counts, jobs=jobs)
+        return counts
 
     def _garbage(self, cur: Any, thread_id: str, trim: Trim) -> dict[str, list[str]]:
         """Blob versions that deleted checkpoints use and no kept one does, by channel."""
