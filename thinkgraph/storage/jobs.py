@@ -24,6 +24,7 @@ from thinkgraph.result import JobState
 
 __all__ = [
     "ADVANCE_TASK",
+    "HAND_BACK_SQL",
     "RECORD_ERROR_SQL",
     "RECORD_TAKEN_SQL",
     "RUN_JOBS_DDL",
@@ -67,6 +68,14 @@ SET queue_name = EXCLUDED.queue_name, job_id = EXCLUDED.job_id, error = EXCLUDED
     updated_at = now()
 """
 """Job `job_id` of `thread_id` failed with `error` (it may be tried again)."""
+
+HAND_BACK_SQL = """
+UPDATE procrastinate_jobs SET attempts = attempts - 1
+WHERE id = %(job_id)s AND status = 'doing'
+"""
+"""Job `job_id`, running, is handed back by its stopping worker: Procrastinate's retry,
+which follows, counts one attempt more, and this takes it off beforehand, so hand-backs
+use up none of the retries the job has for real faults."""
 
 RUN_QUEUE_SQL = "SELECT queue_name FROM thinkgraph_run_jobs WHERE thread_id = %(thread_id)s"
 """The queue whose worker last took a job of `thread_id`."""
