@@ -224,6 +224,7 @@ PUBLIC: dict[str, list[str]] = {
         "ResumeValueError",
         "RouteLabelError",
         "RunError",
+        "RunNotStartedError",
         "StateKeyError",
         "StorageError",
         "ThinkgraphError",
