@@ -226,6 +226,7 @@ PUBLIC: dict[str, list[str]] = {
         "ResumeValueError",
         "RouteLabelError",
         "RunError",
+        "RunNotStartedError",
         "StateKeyError",
         "StorageError",
         "ThinkgraphError",

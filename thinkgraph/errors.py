@@ -13,6 +13,7 @@ as configured, a run that cannot be found or continued, storage that cannot be o
     ├── StorageError             the checkpoint store cannot be opened or is not ours
     └── RunError                 runtime: a run cannot be started or continued
         ├── ThreadNotFoundError  no run is stored under that thread id
+        │   └── RunNotStartedError   not yet: its job waits for a worker (or failed first)
         ├── ThreadExistsError    a new run was started on a thread that has one
         ├── NotPausedError       a resume answer was given to a run that is not paused
         │   └── AnsweredError    its pause was already answered by another answer, which won
@@ -35,6 +36,7 @@ __all__ = [
     "ResumeValueError",
     "RouteLabelError",
     "RunError",
+    "RunNotStartedError",
     "StateKeyError",
     "StorageError",
     "ThinkgraphError",
@@ -87,6 +89,22 @@ class RunError(ThinkgraphError):
 
 class ThreadNotFoundError(RunError):
     """No run is stored under the given thread id."""
+
+
+class RunNotStartedError(ThreadNotFoundError):
+    """No checkpoint is stored under the thread id yet, but a job of the worker queue holds
+    its run: it waits for a worker (or to be tried again), a worker has just taken it, or
+    it failed before the run began. The message says which, since when, and on which
+    queue."""
+
+    def __init__(self, message: str, *, queue: str = "", job_id: int = 0, state: str = "") -> None:
+        super().__init__(message)
+        self.queue = queue
+        """The queue the job is in."""
+        self.job_id = job_id
+        """Procrastinate's id of the job."""
+        self.state = state
+        """The job's state: queued, retrying, running, stalled or failed."""
 
 
 class ThreadExistsError(RunError):

@@ -18,8 +18,10 @@ its process and Python collectors on one scrape::
                                                      stopped: the job is queued again)
                                                      or error (the job failed)
     thinkgraph_job_seconds{outcome}                  histogram of the same
-    thinkgraph_job_retries_total                     jobs started again (a retry or a
-                                                     stalled worker's job put back)
+    thinkgraph_job_retries_total                     jobs started after an attempt
+                                                     before (a retry, or a stalled
+                                                     worker's job put back); a hand-back
+                                                     is not an attempt
     thinkgraph_job_failures_total{error}             jobs that raised, by exception type
 
 What the store and the queue hold (runs by state, queue depth) is read when scraped, by

@@ -21,17 +21,20 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import psycopg
 import pytest
 
 from tests.conftest import POSTGRES_URL
+from tests.support import worker_agent
 from tests.support.cli import thinkgraph_here
+from tests.worker.conftest import job_statuses
 from thinkgraph import Agent, ScriptedModel
 from thinkgraph.errors import ConfigError
-from thinkgraph.worker import RunQueue, run_worker
+from thinkgraph.worker import RunQueue, ThreadRunner, run_worker
 from thinkgraph.worker.drain import handed_back
-from thinkgraph.worker.queue import retry_decision_seconds
+from thinkgraph.worker.queue import RETRY, retry_decision_seconds
 
 THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,6 +141,15 @@ def _events(queue: str) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
+def _attempts(queue: str) -> list[int]:
+    """The attempts Procrastinate counted of each job of the queue, oldest first."""
+    with psycopg.connect(POSTGRES_URL) as conn:
+        rows = conn.execute(
+            "SELECT attempts FROM procrastinate_jobs WHERE queue_name = %s ORDER BY id", (queue,)
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
 def _started(log: Path, worker: Worker) -> None:
     def started() -> bool:
         assert worker.process.poll() is None, f"the worker ended:\n{worker.stop()}"
@@ -202,6 +214,8 @@ def test_shutdown_timeout_hands_the_run_back_and_another_worker_finishes_it(
     assert calls[0][2] == str(draining.process.pid)
     assert calls[1][2] == calls[2][2] != calls[0][2]
     assert "handed back" in draining.output
+    # The hand-back used up no attempt: the job's only one is the run that finished it.
+    assert _attempts(queue) == [1], draining.output
     for output in (draining.output, others):
         assert "Traceback" not in output, output
 
@@ -261,3 +275,40 @@ def test_a_stalled_after_under_two_heartbeats_is_one_line_error(
     assert done.returncode == 2
     assert "a live worker would be taken for dead" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_hand_backs_do_not_use_up_the_retries_a_job_has_for_real_faults(
+    queue: str, thread_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Handed back more times than a job is retried after connection faults, then one such
+    # fault: the job is still retried, and the run goes on to its pause. Procrastinate
+    # counts every retry as an attempt; a hand-back must not count.
+    monkeypatch.setenv("WORKER_LOG", str(tmp_path / "calls.log"))
+    monkeypatch.setenv("WORKER_STORE", POSTGRES_URL)
+    monkeypatch.delenv("CRASH_AT", raising=False)
+    hand_backs = RETRY.connection_retries + 1
+    calls: list[str] = []
+    advance = ThreadRunner.advance
+
+    async def flaky(self: ThreadRunner, thread: str, **kwargs: Any) -> str:
+        calls.append(thread)
+        if len(calls) <= hand_backs:
+            self.holdings.handing_back = False
+            self.holdings.hand_back()  # as a second signal does: this very job is cancelled
+            await asyncio.sleep(5)
+        if len(calls) == hand_backs + 1:
+            raise psycopg.OperationalError("the connection is closed")
+        return await advance(self, thread, **kwargs)
+
+    monkeypatch.setattr(ThreadRunner, "advance", flaky)
+    with worker_agent.make_agent() as made, RunQueue(made, queue) as runs:
+        runs.submit("record and publish", thread_id)
+        deadline = time.monotonic() + 30
+        while made.checkpoint_id(thread_id) is None or made.result(thread_id).status != "paused":
+            assert time.monotonic() < deadline, (calls, job_statuses(queue))
+            assert job_statuses(queue) != ["failed"], f"failed after {len(calls)} calls"
+            run_worker(made, queue=queue, wait=False, install_signal_handlers=False)
+            time.sleep(0.2)  # the fault's retry is a second away
+    assert len(calls) == hand_backs + 2
+    assert job_statuses(queue) == ["succeeded"]
+    assert _attempts(queue) == [2]  # the fault's attempt and the last one: no hand-back

@@ -25,6 +25,7 @@ from tests.server.conftest import BASE
 from tests.support import worker_agent
 from tests.support.cli import thinkgraph_here
 from thinkgraph import Agent, Approve
+from thinkgraph.errors import RunNotStartedError, ThreadNotFoundError
 from thinkgraph.result import RunSummary
 from thinkgraph.server import build_app
 from thinkgraph.worker import RunQueue, ThreadRunner, run_worker
@@ -117,10 +118,15 @@ def test_a_submitted_run_is_queued_everywhere_before_a_worker_starts_it(
     assert shown.returncode == 0, shown.stderr
     assert "queued" in shown.stdout and f"queue {queue}" in shown.stdout
 
+    # Since when, which job: the queue's own word on it.
+    assert summary.job.at is not None
+    since = f"since {summary.job.at.astimezone():%Y-%m-%d %H:%M:%S}, job {job.job_id}"
+    assert since in shown.stdout, shown.stdout
     for command in ("history", "pending"):  # not "no run is stored": it waits for a worker
         said = _cli(command, thread)
         assert said.returncode == 0, said.stderr
         assert said.stdout.startswith(f"thread {thread!r} has not started yet: queued"), said
+        assert since in said.stdout, said.stdout
         assert f"thinkgraph worker --queue {queue}" in said.stdout
 
     row, doc = _over_http(agent, thread)
@@ -130,6 +136,37 @@ def test_a_submitted_run_is_queued_everywhere_before_a_worker_starts_it(
     _drain(agent, queue)  # a worker takes it: the store says where it stands from now on
     assert _listed(agent, thread).status == "paused"
     assert _listed(agent, thread).job is None
+
+
+def test_a_queued_run_has_not_started_yet_for_every_door_that_needs_its_checkpoints(
+    agent: Agent, queue: str, thread: str
+) -> None:
+    with RunQueue(agent, queue) as runs:
+        job = runs.submit("record and publish", thread)
+
+    with pytest.raises(RunNotStartedError, match=f"job {job.job_id}") as raised:
+        agent.result(thread)  # a ThreadNotFoundError still, for code that catches that
+    assert isinstance(raised.value, ThreadNotFoundError)
+    assert str(raised.value).startswith(f"thread {thread!r} has not started yet: queued")
+    assert raised.value.queue == queue
+
+    for args in (
+        ("approve", thread, "--enqueue"),
+        ("replay", thread),
+        ("export-test", thread),
+        ("diff", thread, thread),
+    ):
+        said = _cli(*args)
+        assert said.returncode == 2, (args, said.stdout, said.stderr)
+        assert f"thread {thread!r} has not started yet: queued" in said.stderr, (args, said)
+        assert "no run" not in said.stderr, (args, said.stderr)
+
+    with TestClient(build_app(agent, token=None), base_url=BASE) as client:
+        answered = client.post(f"/runs/{thread}/resume", json={"answer": "yes"})
+        drawn = client.get(f"/runs/{thread}/diagram", params={"format": "mermaid"})
+    for response in (answered, drawn):
+        assert response.status_code == 409, response.text
+        assert "has not started yet: queued" in response.json()["error"]
 
 
 def test_a_job_that_fails_before_its_first_checkpoint_is_failed_with_its_error_everywhere(
@@ -153,6 +190,9 @@ def test_a_job_that_fails_before_its_first_checkpoint_is_failed_with_its_error_e
     shown = _cli("show", thread)
     assert shown.returncode == 0, shown.stderr
     assert "failed" in shown.stdout and "the model server said no" in shown.stdout
+    history = _cli("history", thread)
+    assert history.returncode == 0, history.stderr
+    assert history.stdout.startswith(f"thread {thread!r} never started: failed (job"), history
 
     row, doc = _over_http(agent, thread)
     assert row["status"] == doc["status"] == "failed"

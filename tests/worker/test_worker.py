@@ -323,7 +323,8 @@ def test_the_cli_submits_and_approves_through_workers(
     assert f"{thread_id:<16} queued (waits for a worker on queue {queue})" in listed.stdout
     early = cli("show", thread_id)
     assert early.returncode == 0
-    assert f"thread {thread_id}: queued (waits for a worker on queue {queue})" in early.stdout
+    said = f"thread {thread_id!r} has not started yet: queued (waits for a worker on queue {queue})"
+    assert said in early.stdout
 
     first = _worker(queue, log, "--once")
     assert first.wait(timeout=120) == 0, first.communicate()[0]

@@ -283,15 +283,7 @@ def stopped_runs(agent: Any, unfinished: list[str]) -> set[str]:
 
 
 def queued_message(agent: Any, thread: str) -> str | None:
-    """Why a thread holds no run yet when it was handed to the workers (its job waits, or
-    failed before the run began), else None."""
-    summary = agent.reader.summary(thread)
-    if summary is None or summary.job is None:
-        return None
-    job = summary.job
-    if job.state == "failed":
-        return f"thread {thread!r} never started: {summary.status_text()}"
-    return (
-        f"thread {thread!r} has not started yet: {summary.status_text()} (start one with "
-        f"thinkgraph worker --queue {job.queue})"
-    )
+    """Why a thread holds no run yet when it was handed to the workers (its job waits, runs,
+    or failed before the run began: `RunReader.not_started`), else None."""
+    waiting = agent.reader.not_started(thread)
+    return None if waiting is None else str(waiting)

@@ -28,7 +28,7 @@ from thinkgraph.cli._app import (
 )
 from thinkgraph.cli._options import GraphOpt, OutputOpt, ReadToolsOpt, StoreOpt
 from thinkgraph.cli._runs import read_graph
-from thinkgraph.errors import ThreadNotFoundError
+from thinkgraph.errors import RunNotStartedError, ThreadNotFoundError
 from thinkgraph.storage.urls import shown_url
 
 if TYPE_CHECKING:
@@ -82,6 +82,8 @@ def read_runs(url: str, threads: tuple[str, str], graph: str | None = None) -> _
         for thread in threads:
             try:
                 found.append(agent.result(thread))
+            except RunNotStartedError as exc:  # its job waits for a worker, or failed first
+                fail(str(exc))
             except ThreadNotFoundError:
                 fail(
                     f"no run {thread!r} in {shown_url(url)}; list runs with: thinkgraph runs"

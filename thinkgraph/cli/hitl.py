@@ -49,11 +49,10 @@ from thinkgraph.cli._progress import choose_mode
 from thinkgraph.cli._runs import (
     continuing_agent,
     make_model,
-    queued_message,
     read_graph,
     stopped_runs,
 )
-from thinkgraph.errors import ResumeValueError, ThreadBusyError, ThreadNotFoundError
+from thinkgraph.errors import ResumeValueError, RunNotStartedError, ThreadBusyError
 from thinkgraph.hitl import Approve, Edit, Reject, Respond, check_approvals
 from thinkgraph.storage.answers import answer_of, latest_answer
 
@@ -311,11 +310,8 @@ def pending(
         with Agent(ScriptedModel([]), store=url) as agent:
             try:
                 result = agent.result(thread)
-            except ThreadNotFoundError:
-                waiting = queued_message(agent, thread)  # handed to the workers: not yet
-                if waiting is None:
-                    raise
-                typer.echo(f"{waiting}; it waits for nothing from you")
+            except RunNotStartedError as exc:  # handed to the workers: not yet
+                typer.echo(f"{exc}; it waits for nothing from you")
                 return
             stopped = result.status == "running" and bool(stopped_runs(agent, [thread]))
         if result.status in ("done", "failed"):

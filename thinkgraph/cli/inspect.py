@@ -21,7 +21,7 @@ from thinkgraph.cli._app import (
 from thinkgraph.cli._options import GraphOpt, McpOpt, OutputOpt, ReadToolsOpt, StoreOpt
 from thinkgraph.cli._runs import new_graph, read_graph, stopped_runs
 from thinkgraph.cli.prune import human_size
-from thinkgraph.errors import ThreadNotFoundError
+from thinkgraph.errors import RunNotStartedError, ThreadNotFoundError
 
 if TYPE_CHECKING:
     from thinkgraph.runs.reader import RunCount
@@ -154,12 +154,14 @@ def show(
             summary = agent.reader.summary(thread)  # with its job's word, if it says more
             try:
                 result = agent.result(thread)
-            except ThreadNotFoundError:
-                if summary is None:
-                    fail(f"no run is stored under thread {thread!r}")
-                waiting = json.dumps(waiting_doc(summary), indent=2) if fmt == "json" else None
-                typer.echo(waiting or _not_started(summary))
+            except RunNotStartedError as exc:  # its job waits for a worker, or failed first
+                if fmt == "json" and summary is not None:
+                    typer.echo(json.dumps(waiting_doc(summary), indent=2))
+                else:
+                    typer.echo(str(exc))
                 return
+            except ThreadNotFoundError:
+                fail(f"no run is stored under thread {thread!r}")
             diagram = _overlay_diagram(agent, thread) if fmt == "html" else None
         redactor = None
         if fmt == "text":
@@ -186,19 +188,6 @@ def show(
             typer.echo(text, nl=False)
 
     guarded(go)
-
-
-def _not_started(summary: Any) -> str:
-    """What `show` says of a run that has no checkpoint yet, only a job (with `--format
-    json`, the document ``GET /runs/T`` answers)."""
-    where = summary.status_text()
-    job = summary.job
-    hint = (
-        f"start a worker with: thinkgraph worker --queue {job.queue}"
-        if summary.status == "queued"
-        else f"submit the task again, or look at the workers of queue {job.queue}"
-    )
-    return f"thread {summary.thread_id}: {where}; nothing has run yet ({hint})"
 
 
 def _masked_outcome(result: Any, redactor: Redactor) -> Any:

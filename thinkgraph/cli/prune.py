@@ -1,4 +1,5 @@
-"""`thinkgraph prune`: delete old checkpoints of finished runs, and say what went."""
+"""`thinkgraph prune`: delete old checkpoints of finished runs and finished worker jobs, and
+say what went."""
 
 from __future__ import annotations
 
@@ -39,6 +40,15 @@ def prune(
         str | None,
         typer.Option("--thread", help="Delete this one finished run, every row of it."),
     ] = None,
+    jobs_older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--jobs-older-than",
+            metavar="DURATION",
+            help="Also delete the worker queue's finished jobs last touched longer ago than "
+            "this (7d, 12h); never a job that waits or runs, nor one of a paused or running run.",
+        ),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List what would be deleted; delete nothing.")
     ] = False,
@@ -52,21 +62,28 @@ def prune(
         ),
     ] = True,
 ) -> None:
-    """Delete old checkpoints, writes and blobs of finished (done or failed) runs.
+    """Delete old checkpoints, writes and blobs of finished (done or failed) runs, and the
+    worker queue's finished jobs.
 
     Paused, running and interrupted runs are never touched, nor a run another process
-    holds. Pass --keep-last, --older-than or --thread.
+    holds. A run deleted whole takes its finished jobs along. Pass --keep-last,
+    --older-than, --thread or --jobs-older-than.
     """
     from thinkgraph.storage.prune import PruneError, parse_duration
 
-    if keep_last is None and older_than is None and thread is None:
-        fail("nothing to prune: pass --keep-last N, --older-than 30d or --thread ID")
-    age = None
-    if older_than is not None:
-        try:
+    if keep_last is None and older_than is None and thread is None and jobs_older_than is None:
+        fail(
+            "nothing to prune: pass --keep-last N, --older-than 30d, --thread ID or "
+            "--jobs-older-than 7d"
+        )
+    age = jobs_age = None
+    try:
+        if older_than is not None:
             age = parse_duration(older_than, name="--older-than")
-        except PruneError as exc:
-            fail(str(exc))
+        if jobs_older_than is not None:
+            jobs_age = parse_duration(jobs_older_than, name="--jobs-older-than")
+    except PruneError as exc:
+        fail(str(exc))
     url = existing_store(store)
 
     def go() -> None:
@@ -81,19 +98,22 @@ def prune(
                 "keep_last": keep_last,
                 "older_than": age,
                 "thread": thread,
+                "jobs_older_than": jobs_age,
             }
             if not dry_run and not yes and sys.stdin.isatty():
                 planned = store_.prune(**options, dry_run=True)
-                report_table(planned)
-                if not planned.touched or not typer.confirm("delete these?", default=False):
+                report_table(planned, jobs_older_than)
+                if not (planned.touched or planned.jobs) or not typer.confirm(
+                    "delete these?", default=False
+                ):
                     raise typer.Exit(0)
             path = sqlite_path(url)
             before = _file_size(path)
             report = store_.prune(**options, dry_run=dry_run)
-            report_table(report)
+            report_table(report, jobs_older_than)
             if thread is not None and report.skipped:
                 raise typer.Exit(1)  # the one run asked for is still there
-            if dry_run or not report.touched:
+            if dry_run or not (report.touched or report.jobs):
                 return
             if path is not None and vacuum:
                 from thinkgraph.storage.prune import vacuum as reclaim
@@ -117,11 +137,28 @@ def prune(
     guarded(go)
 
 
-def report_table(report: Any) -> None:
-    """Print a prune report: one line per run, then the totals."""
-    if not report.runs:
+def report_table(report: Any, jobs_older_than: str | None = None) -> None:
+    """Print a prune report: one line per run, then the totals, then the jobs deleted for
+    their age (when `jobs_older_than` was asked)."""
+    if report.runs:
+        _runs_table(report)
+    elif jobs_older_than is None:
         typer.echo("nothing to prune")
+    if jobs_older_than is None:
         return
+    if report.old_jobs is None:
+        typer.echo("no worker jobs in this store: the job queue lives in PostgreSQL")
+        return
+    count = report.old_jobs
+    verb = "would delete" if report.dry_run else "deleted"
+    line = f"{verb} {count} finished job{'s' * (count != 1)} older than {jobs_older_than}"
+    line += " (those of paused or running runs are kept)"
+    if report.dry_run:
+        line += "; dry run: nothing was deleted"
+    typer.echo(line)
+
+
+def _runs_table(report: Any) -> None:
     typer.echo(
         f"{'thread':<20} {'action':<14} {'checkpoints':>11} {'writes':>7} {'blobs':>6} "
         f"{'size':>9} {'kept':>5}"
@@ -141,6 +178,9 @@ def report_table(report: Any) -> None:
         f"{verb}: {report.checkpoints} checkpoints, {report.writes} writes, "
         f"{report.blobs} blobs ({human_size(report.size)}) of {runs} run{'s' * (runs != 1)}"
     )
+    jobs = sum(run.jobs for run in report.runs)
+    if jobs:
+        line += f", and {'its' if runs == 1 else 'their'} {jobs} job{'s' * (jobs != 1)}"
     if report.skipped:
         line += f"; skipped {len(report.skipped)}"
     if report.dry_run:

@@ -24,8 +24,8 @@ from thinkgraph.cli._options import (
     with_options,
 )
 from thinkgraph.cli._pending import AgentFlags
-from thinkgraph.cli._runs import continuing_agent, make_model, queued_message, read_graph
-from thinkgraph.errors import ThreadNotFoundError
+from thinkgraph.cli._runs import continuing_agent, make_model, read_graph
+from thinkgraph.errors import RunNotStartedError
 
 
 @app.command(rich_help_panel="Pause, resume, time travel")
@@ -49,11 +49,8 @@ def history(
         with Agent(ScriptedModel([]), store=existing_store(store)) as agent:
             try:
                 points = agent.history(thread)
-            except ThreadNotFoundError:
-                waiting = queued_message(agent, thread)  # handed to the workers: not yet
-                if waiting is None:
-                    raise
-                typer.echo(f"{waiting}; it has no checkpoint yet")
+            except RunNotStartedError as exc:  # handed to the workers: not yet
+                typer.echo(f"{exc}; it has no checkpoint yet")
                 return
             # Secrets are masked by what the whole run holds: its chain is read only when
             # there are keys to show (a graph of ours has none).

@@ -18,6 +18,7 @@ a run never imports or runs the code its record names.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from thinkgraph._langgraph import ERROR_CHANNEL
 from thinkgraph._sync import sync_method
-from thinkgraph.errors import ThreadNotFoundError
+from thinkgraph.errors import RunNotStartedError, StorageError, ThreadNotFoundError
 from thinkgraph.graphs.address import GRAPH_KEY, address_in
 from thinkgraph.graphs.recorded import next_nodes, reading_graph
 from thinkgraph.hitl import Pending
@@ -69,6 +70,7 @@ __all__ = [
     "checkpoint_info",
     "checkpoints",
     "no_run",
+    "not_started",
     "pending_of",
     "status_of",
     "with_job",
@@ -117,6 +119,26 @@ class RunReader:
         self._validators = tuple(validators)
         self._address = address
 
+    def no_run(self, thread_id: str) -> ThreadNotFoundError:
+        """What to raise when `thread_id` holds no checkpoint: that no run is stored, or,
+        when the worker queue holds its job, that it has not started yet
+        (`RunNotStartedError`, from `not_started`)."""
+        return self.not_started(thread_id) or no_run(thread_id)
+
+    async def ano_run(self, thread_id: str) -> ThreadNotFoundError:
+        """`no_run` for async code (the queue is read in a thread)."""
+        return await asyncio.to_thread(self.no_run, thread_id)
+
+    def not_started(self, thread_id: str) -> RunNotStartedError | None:
+        """Why `thread_id`, which holds no checkpoint, still has a run: its job in the worker
+        queue waits, was just taken, or failed before the run began; None when the queue
+        holds no job of it (or cannot be read: then no run is stored, as far as we know)."""
+        try:
+            job = Store(self._store).jobs([thread_id]).get(thread_id)
+        except StorageError:
+            return None
+        return None if job is None else not_started(thread_id, job)
+
     def _graph_for(self, found: CheckpointTuple) -> CompiledStateGraph[Any, Any, Any, Any]:
         """The graph to read the run of checkpoint `found` on: the reader's when the run
         is of it, else one made from the checkpoint (its graph's code is never loaded)."""
@@ -140,14 +162,14 @@ class RunReader:
         """The checkpoints of a run, oldest first: one per node that completed."""
         with steps_left_packed():  # only whether it exists: the chain is not revived
             if self._store.get_tuple(_config(thread_id)) is None:
-                raise no_run(thread_id)
+                raise self.no_run(thread_id)
         return list(reversed(list(checkpoints(self._store, thread_id))))
 
     async def ahistory(self, thread_id: str) -> list[CheckpointInfo]:
         """`history`, from async code (a replay compares its own state with its source's
         node by node)."""
         if await self.latest_tuple(thread_id) is None:
-            raise no_run(thread_id)
+            raise await self.ano_run(thread_id)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
         found = [checkpoint_info(item) async for item in self._store.alist(config)]
         return found[::-1]
@@ -160,7 +182,7 @@ class RunReader:
         """
         found = await self.latest_tuple(thread_id)
         if found is None:
-            raise no_run(thread_id)
+            raise await self.ano_run(thread_id)
         return without_chain(found)
 
     async def steps_since(
@@ -218,7 +240,7 @@ class RunReader:
         # saved has a checkpoint but no values yet: it exists (and resumes).
         found = await self.latest_tuple(thread_id)
         if found is None:
-            raise no_run(thread_id)
+            raise await self.ano_run(thread_id)
         return await self._graph_for(found).aget_state(_config(thread_id))
 
     snapshot = sync_method(asnapshot)
@@ -595,6 +617,29 @@ def _revived(written: Any) -> list[BaseStep]:
     if isinstance(written, PackedSteps):
         return unpack_steps(written)
     return [as_step(s) for s in written]
+
+
+def not_started(thread_id: str, job: JobState) -> RunNotStartedError:
+    """The error of a thread with no checkpoint whose run is a job of the worker queue: where
+    the job stands (`JobState.text`), since when, which job, and what starts it."""
+    since = f"{job.at.astimezone():%Y-%m-%d %H:%M:%S}" if job.at is not None else "?"
+    where = job.text()
+    if job.state == "failed":
+        message = (
+            f"thread {thread_id!r} never started: {where} at {since}; submit the task "
+            f"again, or look at the workers of queue {job.queue}"
+        )
+    elif job.state in ("running", "stalled"):
+        message = (
+            f"thread {thread_id!r} has not stored its first checkpoint yet: {where} since "
+            f"{since}, job {job.job_id}"
+        )
+    else:
+        message = (
+            f"thread {thread_id!r} has not started yet: {where} since {since}, job "
+            f"{job.job_id} (start a worker with: thinkgraph worker --queue {job.queue})"
+        )
+    return RunNotStartedError(message, queue=job.queue, job_id=job.job_id, state=job.state)
 
 
 def no_run(thread_id: str) -> ThreadNotFoundError:

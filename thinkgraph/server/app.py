@@ -76,6 +76,7 @@ from thinkgraph import metrics
 from thinkgraph.errors import (
     NotPausedError,
     ResumeValueError,
+    RunNotStartedError,
     ThinkgraphError,
     ThreadBusyError,
     ThreadExistsError,
@@ -101,6 +102,7 @@ __all__ = ["build_app"]
 logger = logging.getLogger("thinkgraph.server")
 
 _STATUS_OF_ERROR: list[tuple[type[ThinkgraphError], int]] = [
+    (RunNotStartedError, 409),  # it exists, as a job: not yet
     (ThreadNotFoundError, 404),
     (ThreadExistsError, 409),
     (NotPausedError, 409),

@@ -18,6 +18,10 @@ What is never touched:
 - a run that moved on between being read and being pruned (its latest checkpoint
   changed): skipped, to be looked at again next time.
 
+The worker queue's finished jobs (PostgreSQL, in the store's database) go with the run
+they advanced when it is deleted whole, and by age with ``jobs_older_than``; a job that
+waits or runs, or one of a run that is not finished, is never deleted.
+
 This module reads a run's status from no driver: the caller passes `status` (thread id ->
 "done", "failed", "paused", ...), as the run reader decides it.
 
@@ -144,6 +148,8 @@ class RunPruned:
     """Bytes of stored values deleted (the rows' payloads; indexes not counted)."""
     kept: int = 0
     """Checkpoints left to the run."""
+    jobs: int = 0
+    """Its finished jobs in the worker queue, deleted with a run deleted whole."""
 
 
 @dataclass
@@ -152,6 +158,9 @@ class PruneReport:
 
     dry_run: bool
     runs: list[RunPruned] = field(default_factory=list)
+    old_jobs: int | None = None
+    """Finished jobs deleted for their age (`jobs_older_than`); None when not asked, or
+    when the store's database holds no job queue."""
 
     @property
     def touched(self) -> list[RunPruned]:
@@ -182,6 +191,12 @@ class PruneReport:
     def size(self) -> int:
         """Bytes of stored values deleted in all."""
         return sum(r.size for r in self.runs)
+
+    @property
+    def jobs(self) -> int:
+        """Jobs of the worker queue deleted in all: those of the runs deleted, and those
+        deleted for their age."""
+        return sum(r.jobs for r in self.runs) + (self.old_jobs or 0)
 
 
 class Retention(BaseModel):
@@ -302,8 +317,12 @@ def prune(
     dry_run: bool = False,
     delta_channels: Mapping[str, DeltaChannel[Any]] | None = None,
     now: datetime | None = None,
+    jobs_older_than: timedelta | None = None,
 ) -> PruneReport:
-    """Delete old checkpoints, writes and blobs of finished runs.
+    """Delete old checkpoints, writes and blobs of finished runs, and finished jobs.
+
+    A run deleted whole takes its finished jobs in the worker queue along (Procrastinate's
+    rows, with their events, in the store's database) and thinkgraph's row of it.
 
     Args:
         saver: a SQLite or PostgreSQL store from `open_checkpointer`.
@@ -318,36 +337,87 @@ def prune(
         dry_run: count what would be deleted; delete nothing, take no lease.
         delta_channels: the graph's delta channels by name (default: the chain); a run
             that has another one is never trimmed, only deleted whole.
-        now: the time `older_than` counts back from (default: now).
+        now: the time `older_than` and `jobs_older_than` count back from (default: now).
+        jobs_older_than: also delete the worker queue's finished jobs (succeeded, failed,
+            cancelled, aborted) last touched longer ago than this, as Procrastinate's own
+            cleanup ages them (their latest event), and thinkgraph's rows of the runs left
+            with no job; never a job that waits or runs, nor one of a run whose `status`
+            is not finished (paused, running). Of `thread` or `threads` only, if given.
 
     Returns:
-        The report: each run deleted, trimmed or skipped (with why), and the totals.
+        The report: each run deleted, trimmed or skipped (with why), the jobs deleted,
+        and the totals.
 
     Raises:
         PruneError: no option says what to prune, `keep_last` is below 1, or `older_than`
-            is negative or longer than `MAX_AGE`.
+            or `jobs_older_than` is negative or longer than `MAX_AGE`.
         StorageError: the store is not SQLite or PostgreSQL, or cannot be written.
     """
-    if keep_last is None and older_than is None and thread is None:
-        raise PruneError("nothing to prune: pass keep_last, older_than or thread")
+    runs = keep_last is not None or older_than is not None or thread is not None
+    if not runs and jobs_older_than is None:
+        raise PruneError("nothing to prune: pass keep_last, older_than, thread or jobs_older_than")
     if keep_last is not None and keep_last < 1:
         raise PruneError(
             f"keep_last must be at least 1, not {keep_last}; to delete whole runs, leave it out"
         )
     if older_than is not None:
         _check_age(older_than)
+    if jobs_older_than is not None:
+        _check_age(jobs_older_than)
     tables = tables_of(saver)
+    scope = [thread] if thread is not None else None if threads is None else list(threads)
+    report = PruneReport(dry_run=dry_run)
+    if runs:
+        _prune_runs(
+            report, saver, tables, status, keep_last, older_than, thread, scope,
+            delta_channels, now,
+        )  # fmt: skip
+    if jobs_older_than is not None:
+        cutoff = (now or datetime.now(UTC)) - jobs_older_than
+        report.old_jobs = _prune_jobs(tables, status, cutoff, scope, dry_run=dry_run)
+    return report
+
+
+def _prune_jobs(
+    tables: Tables,
+    status: Callable[[str], str | None],
+    cutoff: datetime,
+    threads: Sequence[str] | None,
+    *,
+    dry_run: bool,
+) -> int | None:
+    """Delete the finished jobs last touched before `cutoff`, but those of the runs not
+    finished; None when the store's database has no job queue."""
+    found = tables.old_job_threads(cutoff, threads)
+    if found is None:
+        return None
+    # A thread with no checkpoint (None) exists only as its jobs: they go.
+    kept = [t for t in found if (s := status(t)) is not None and s not in FINISHED]
+    return tables.delete_old_jobs(cutoff, kept=kept, threads=threads, dry_run=dry_run)
+
+
+def _prune_runs(
+    report: PruneReport,
+    saver: BaseCheckpointSaver[Any],
+    tables: Tables,
+    status: Callable[[str], str | None],
+    keep_last: int | None,
+    older_than: timedelta | None,
+    thread: str | None,
+    threads: Sequence[str] | None,
+    delta_channels: Mapping[str, DeltaChannel[Any]] | None,
+    now: datetime | None,
+) -> None:
+    """Prune the runs the options name, noting each in `report` (see `prune`)."""
+    dry_run = report.dry_run
     specs = dict(delta_channels) if delta_channels is not None else default_delta_channels()
     cutoff = (now or datetime.now(UTC)) - older_than if older_than is not None else None
-    if thread is not None:
-        candidates = [thread]
-    elif threads is not None:
+    if threads is not None:
         candidates = list(dict.fromkeys(threads))
     else:
         # One query names every run and its latest checkpoint, whose id tells its age: a
         # run too recent is passed over without another query.
         candidates = [t for t, latest in tables.latest() if _old_enough(latest, cutoff)]
-    report = PruneReport(dry_run=dry_run)
     for thread_id in candidates:
         lineage = tables.lineage(thread_id)
         if not lineage:
@@ -367,7 +437,6 @@ def prune(
         report.runs.append(
             _prune_one(saver, tables, specs, thread_id, latest, trim, dry_run=dry_run)
         )
-    return report
 
 
 def _old_enough(checkpoint_id: str, cutoff: datetime | None) -> bool:
@@ -425,6 +494,7 @@ def _pruned(thread_id: str, trim: Trim | None, counts: Counts) -> RunPruned:
         blobs=counts.blobs,
         size=counts.size,
         kept=0 if trim is None else len(trim.kept),
+        jobs=counts.jobs,
     )
 
 

@@ -10,13 +10,20 @@ import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from thinkgraph._langgraph import DeltaSnapshot, postgres_cursor
 from thinkgraph.errors import StorageError
+from thinkgraph.storage.jobs import (
+    count_run_jobs,
+    delete_old_jobs,
+    delete_run_jobs,
+    old_job_threads,
+)
 from thinkgraph.storage.sqlite import LATEST_THREADS_SQL, CompactSqliteSaver
 
 __all__ = ["Counts", "Tables", "Trim", "tables_of"]
@@ -28,6 +35,8 @@ class Counts:
     writes: int = 0
     blobs: int = 0
     size: int = 0
+    jobs: int = 0
+    """Finished jobs of the worker queue (PostgreSQL: in the store's database)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,19 @@ class Tables(Protocol):
     ) -> Counts: ...
 
     def sizes(self) -> dict[str, int]: ...
+
+    def old_job_threads(
+        self, cutoff: datetime, threads: Sequence[str] | None
+    ) -> list[str] | None: ...
+
+    def delete_old_jobs(
+        self,
+        cutoff: datetime,
+        *,
+        kept: Sequence[str],
+        threads: Sequence[str] | None,
+        dry_run: bool,
+    ) -> int: ...
 
 
 def tables_of(saver: BaseCheckpointSaver[Any]) -> Tables:
@@ -191,6 +213,20 @@ class _SqliteTables:
         with self.saver.lock:
             return {row[0]: int(row[1] or 0) for row in self.saver.conn.execute(_SQ_SIZES)}
 
+    # The worker queue lives in PostgreSQL only: a SQLite store has no job.
+    def old_job_threads(self, cutoff: datetime, threads: Sequence[str] | None) -> list[str] | None:
+        return None
+
+    def delete_old_jobs(
+        self,
+        cutoff: datetime,
+        *,
+        kept: Sequence[str],
+        threads: Sequence[str] | None,
+        dry_run: bool,
+    ) -> int:
+        return 0
+
 
 # -- PostgreSQL -------------------------------------------------------------------------------
 
@@ -245,7 +281,9 @@ class _PostgresTables:
             (thread_id,) * 6,
         )[0]
         size = sum(int(row[k] or 0) for k in ("cs", "ws", "bs"))
-        return Counts(int(row["c"]), int(row["w"]), int(row["b"]), size)
+        with postgres_cursor(self.saver) as cur:
+            jobs = count_run_jobs(cur, thread_id)
+        return Counts(int(row["c"]), int(row["w"]), int(row["b"]), size, jobs)
 
     def delete_thread(self, thread_id: str) -> Counts:
         counts = self.count_thread(thread_id)
@@ -255,7 +293,24 @@ class _PostgresTables:
                 "pause_answers",
             ):  # fmt: skip
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread_id,))
-        return counts
+            # Its finished jobs in the worker queue, and thinkgraph's row of it, go too.
+            jobs = delete_run_jobs(cur, thread_id)
+        return replace(counts, jobs=jobs)
+
+    def old_job_threads(self, cutoff: datetime, threads: Sequence[str] | None) -> list[str] | None:
+        with postgres_cursor(self.saver) as cur:
+            return old_job_threads(cur, cutoff, threads)
+
+    def delete_old_jobs(
+        self,
+        cutoff: datetime,
+        *,
+        kept: Sequence[str],
+        threads: Sequence[str] | None,
+        dry_run: bool,
+    ) -> int:
+        with self._transaction() as cur:
+            return delete_old_jobs(cur, cutoff, kept=kept, threads=threads, dry_run=dry_run)
 
     def _garbage(self, cur: Any, thread_id: str, trim: Trim) -> dict[str, list[str]]:
         """Blob versions that deleted checkpoints use and no kept one does, by channel."""

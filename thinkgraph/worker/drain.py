@@ -10,7 +10,9 @@ from its start to its last job's end, and never puts back a job it runs itself.
 A run handed back (`Holdings.hand_back`: the shutdown timeout passed, or a second signal
 came) is cancelled where it is, and its job goes back to the queue at once: the next worker
 continues the run from its last checkpoint. The node in flight runs again there, so a tool
-call cut short runs twice, with the same idempotency key (at least once, by design).
+call cut short runs twice, with the same idempotency key (at least once, by design). A
+hand-back is not a failed attempt: it uses up none of the retries the job has for faults
+of the database (`thinkgraph.worker.queue.retry_decision_seconds`).
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from thinkgraph.storage.answers import Answer, claiming, release
 from thinkgraph.storage.checkpointers import is_postgres_url
 from thinkgraph.storage.jobs import (
     ADVANCE_TASK,
+    HAND_BACK_SQL,
     RECORD_ERROR_SQL,
     RECORD_TAKEN_SQL,
     RUN_JOBS_DDL,
@@ -124,7 +125,9 @@ def is_connection_fault(exc: BaseException) -> bool:
 def retry_decision_seconds(exc: BaseException, job: Any, policy: RetryPolicy = RETRY) -> int | None:
     """Seconds until a job that failed with `exc` runs again, or None: it fails for good.
 
-    A run its worker handed back (`thinkgraph.worker.drain`): at once. A busy thread
+    A run its worker handed back (`thinkgraph.worker.drain`): at once, and without using
+    up an attempt (the worker takes back the one Procrastinate's retry adds), so the
+    limits below count real faults only. A busy thread
     (another process advances it): every `busy_wait_s`. A fault of the database or network
     connection (`psycopg.OperationalError` of a lost, refused or exhausted connection, also
     behind the `StorageError` that words it): 1, 2, 4, … s, capped. Anything else is the
@@ -259,6 +262,7 @@ async def _advance(
     except asyncio.CancelledError:
         if runner.holdings.handing_back or _stopped_by_shutdown(context):
             handed_back(context.job.id)  # its job goes back to the queue at once
+            await _uncount(context)
             metrics.count_job_end("handed_back", time.perf_counter() - started)
             with log_job(context.job.id, thread_id):
                 logger.info(
@@ -276,6 +280,18 @@ async def _advance(
         raise
     metrics.count_job_end(status, time.perf_counter() - started)
     return status
+
+
+async def _uncount(context: Any) -> None:
+    """Keep the retry of a job handed back from counting as an attempt (`HAND_BACK_SQL`):
+    a job handed back at every deploy keeps all its retries for real faults. A database
+    that does not answer now leaves it counted (the job is retried all the same)."""
+    try:
+        await context.app.connector.execute_query_async(HAND_BACK_SQL, job_id=context.job.id)
+    except Exception as exc:  # best effort, as the job goes back anyway
+        logger.debug("job %s: its hand-back counts as an attempt: %s", context.job.id, exc)
+    except asyncio.CancelledError:  # cancelled again meanwhile: likewise
+        logger.debug("job %s: its hand-back counts as an attempt", context.job.id)
 
 
 def _stopped_by_shutdown(context: Any) -> bool:
