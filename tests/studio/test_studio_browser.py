@@ -162,11 +162,11 @@ def test_the_whole_story_start_pause_edit_fork_replay_compare(
     page.get_by_label("Thread id (optional)").fill("story")
     page.get_by_role("button", name="Start").click()
     expect(page).to_have_url(f"{live.url}/studio/runs/story")
-    for _ in range(100):  # no live updates yet: the page shows the run as it was loaded
-        if page.locator("svg .node.paused").count():
-            break
-        page.wait_for_timeout(100)
-        page.reload()
+    # The run may still be on its way when the page is drawn: the page then follows it
+    # live and says when it paused, with a link that draws it again, forms and all.
+    if not page.get_by_role("button", name="Edit").count():
+        expect(page.get_by_role("status")).to_contain_text("The run is paused now.")
+        page.get_by_role("link", name="Reload to see it").click()
     expect(page.locator("svg .node.paused")).to_have_count(1)
     page.get_by_label("count").fill("3")
     page.get_by_role("button", name="Edit").click()
