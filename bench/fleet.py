@@ -1,8 +1,9 @@
 """``python -m bench.fleet``: workers on PostgreSQL, as a platform engineer runs them.
 
 A batch of runs is submitted to a fresh queue and real ``thinkgraph worker`` processes
-take it: 1 worker × concurrency 50, 2 × 25 and 4 × 10. Each run makes one tool call that
-waits `--latency` seconds (standing for a model or an API) and ends. Printed per setting:
+take it: 1 worker × concurrency 50, 2 × 25 and 4 × 10. Each run asks the loopback model
+(`bench.model_server`, an OpenAI chat-completions server answering after `--latency`
+seconds) twice, through litellm: one call to a tool, then the answer. Printed per setting:
 runs per second from submission to the last run done, the p50 and p95 time from a run's
 submission to its end, and the most PostgreSQL connections one worker held (its sockets
 to the server's port, sampled from /proc every 50 ms: Linux only).
@@ -14,6 +15,7 @@ path): the same batch on another version. Only loopback; bounded; stops by itsel
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -27,27 +29,25 @@ from pathlib import Path
 
 import psycopg
 
+from bench.model_server import serve_model
+
 URL = os.environ.get("THINKGRAPH_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 SETTINGS = ((1, 50), (2, 25), (4, 10))
 
 AGENT = '''
-import asyncio, os
-from thinkgraph import Agent, ScriptedModel, StepLimits, tool
-
-REPLIES = ['Thought: wait\\nAction: wait_a_bit\\nAction Input: {"text": "x"}',
-           "Thought: done\\nFinal Answer: done"]
+import os
+from thinkgraph import Agent, StepLimits, tool
+from thinkgraph.llm.litellm import LiteLLMModel
 
 @tool
-async def wait_a_bit(text: str) -> str:
-    """Wait the bench's latency, then echo the text."""
-    await asyncio.sleep(float(os.environ["FLEET_LATENCY_S"]))
-    return text
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
 
 def make_agent():
-    def model(messages):
-        return REPLIES[sum(1 for m in messages if m["role"] == "assistant")]
-    return Agent(ScriptedModel(model), [wait_a_bit], limits=StepLimits(max_steps=4),
-                 store=os.environ["FLEET_STORE"])
+    model = LiteLLMModel("openai/bench-model", api_base=os.environ["FLEET_API_BASE"],
+                         api_key="bench", num_retries=0, timeout=300.0)
+    return Agent(model, [add], limits=StepLimits(max_steps=4), store=os.environ["FLEET_STORE"])
 '''
 
 
@@ -141,11 +141,9 @@ def measure(
     paths = [str(here), *([str(tree)] if tree else [])]
     queue = f"fleet-{uuid.uuid4().hex[:8]}"
     names = [f"{queue}-w{i}" for i in range(workers)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "FLEET_LATENCY_S": str(latency_s),
-           "FLEET_STORE": URL}  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "FLEET_STORE": URL}
     threads = [f"{queue}-{i:04d}" for i in range(runs)]
-    thinkgraph = [sys.executable, "-c", "from thinkgraph.cli import main; main()"]
-    started = []
+    started: list[subprocess.Popen[bytes]] = []
     peak: dict[str, int] = dict.fromkeys(names, 0)
     stop = threading.Event()
 
@@ -157,6 +155,11 @@ def measure(
 
     sampler = threading.Thread(target=sample, daemon=True)
     before = _workers_now()
+    bench_root = str(Path(__file__).resolve().parents[1])
+    held = contextlib.ExitStack()  # the model server, closed after the workers
+    url = held.enter_context(serve_model(latency_s, env={**os.environ, "PYTHONPATH": bench_root}))
+    env["FLEET_API_BASE"] = f"{url}/v1"
+    thinkgraph = [sys.executable, "-c", "from thinkgraph.cli import main; main()"]
     try:
         for name in names:
             store = f"{URL}?application_name={name}"
@@ -188,6 +191,7 @@ def measure(
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
+        held.close()
     return Measured(
         workers, concurrency, runs, took, statistics.median(latencies),
         latencies[int(0.95 * (len(latencies) - 1))], max(peak.values()),
