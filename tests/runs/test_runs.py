@@ -149,3 +149,15 @@ def test_a_run_has_let_go_of_its_thread_when_its_result_is_returned(
 
     with Agent(model, [add], store=sqlite_url) as agent:
         asyncio.run(advance(agent))
+
+
+@pytest.mark.parametrize("store", ["memory://", "sqlite"])
+def test_a_reader_tells_a_runs_task_from_its_first_checkpoint(store: str, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}" if store == "sqlite" else store
+    with Agent(ScriptedModel([call("add", a=2, b=40), final("42")] * 2), [add], store=url) as agent:
+        agent.run("add two numbers", thread_id="t")
+        at = next(h.checkpoint_id for h in agent.history("t") if h.node == "think")
+        agent.fork("t", at, new_thread_id="f")
+        assert agent.reader.task("t") == "add two numbers"
+        assert agent.reader.task("f") == "add two numbers"  # a fork has no input of its own
+        assert agent.reader.task("nope") is None

@@ -18,6 +18,8 @@ from tests.studio.support import SEND, send
 from thinkgraph import Agent, ScriptedModel
 from thinkgraph.server import build_app
 
+HOSTILE = '"><img src=x onerror="document.title=\'owned\'"><script>alert(3)</script>'
+
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Live, Agent]]:
@@ -68,32 +70,105 @@ def test_the_inbox_leads_to_the_run_and_approve_finishes_it(
     context.close()
 
 
-def test_edit_reject_and_a_stale_answer_in_the_browser(
+def test_the_list_shows_a_run_with_its_task_status_and_graph(
     browser: Browser, served: tuple[Live, Agent]
 ) -> None:
+    live, _ = served
+    _paused(live, "l1", task="send the weekly report")
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{live.url}/studio")
+    row = page.get_by_role("row").filter(has=page.get_by_role("link", name="l1"))
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("send the weekly report")
+    expect(row).to_contain_text("paused")
+    expect(row).to_contain_text("ours")
+    page.get_by_label("Search runs").fill("weekly")
+    page.get_by_role("button", name="Filter").click()
+    expect(page).to_have_url(f"{live.url}/studio?q=weekly&status=&graph=")
+    expect(page.get_by_role("row").filter(has=page.get_by_role("link", name="l1"))).to_be_visible()
+    context.close()
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_edit_an_argument(browser: Browser, served: tuple[Live, Agent], javascript: bool) -> None:
     live, agent = served
     _paused(live, "e1")
-    context = browser.new_context()
+    context = browser.new_context(java_script_enabled=javascript)
     page = context.new_page()
     page.goto(f"{live.url}/studio/runs/e1")
     edit = page.get_by_role("form", name="edit call")
-    page.get_by_label("count").fill("7")
-    page.get_by_role("button", name="Edit").click()
+    edit.get_by_label("count").fill("7")
+    edit.get_by_role("button", name="Edit").click()
+    expect(page).to_have_url(f"{live.url}/studio/runs/e1")
     _done(live, "e1")
-    assert "sent 7 to ops" in str([s.model_dump() for s in agent.result("e1").chain])
-    assert edit is not None
+    results = [s.model_dump() for s in agent.result("e1").chain if s.type == "tool_result"]
+    assert "sent 7 to ops" in str(results)
+    context.close()
 
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_reject_with_a_reason(
+    browser: Browser, served: tuple[Live, Agent], javascript: bool
+) -> None:
+    live, agent = served
     _paused(live, "r1")
+    context = browser.new_context(java_script_enabled=javascript)
+    page = context.new_page()
     page.goto(f"{live.url}/studio/runs/r1")
-    stale = context.new_page()  # the same run open in a second tab
-    stale.goto(f"{live.url}/studio/runs/r1")
-    page.get_by_label("reason").fill("not now")
-    page.get_by_role("button", name="Reject").click()
+    reject = page.get_by_role("form", name="reject call")
+    reject.get_by_label("reason").fill("not on a Friday")
+    reject.get_by_role("button", name="Reject").click()
+    expect(page).to_have_url(f"{live.url}/studio/runs/r1")
     _done(live, "r1")
+    chain = agent.result("r1").chain
+    assert not [s for s in chain if s.type == "tool_result" and "sent" in str(s.model_dump())]
+    assert "not on a Friday" in str([s.model_dump() for s in chain])
+    context.close()
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_continue_at_a_breakpoint(browser: Browser, tmp_path: Path, javascript: bool) -> None:
+    store = f"sqlite:///{tmp_path / 'bp.db'}"
+    replies = ["Thought: done\nFinal Answer: 42"]
+    with Agent(ScriptedModel(replies), store=store, breakpoints={"before": ["think"]}) as agent:
+        live = Live(build_app(agent, poll_s=0.05))
+        try:
+            _paused(live, "bp1")
+            context = browser.new_context(java_script_enabled=javascript)
+            page = context.new_page()
+            page.goto(f"{live.url}/studio")
+            expect(page.get_by_role("region", name="Waiting for you (1)")).to_contain_text(
+                "breakpoint before think"
+            )
+            page.goto(f"{live.url}/studio/runs/bp1")
+            page.get_by_role("button", name="Continue").click()
+            expect(page).to_have_url(f"{live.url}/studio/runs/bp1")
+            assert _done(live, "bp1")["answer"] == "42"
+            context.close()
+        finally:
+            live.stop()
+
+
+def test_a_stale_second_tab_gets_409_and_changes_nothing(
+    browser: Browser, served: tuple[Live, Agent]
+) -> None:
+    live, agent = served
+    _paused(live, "s1")
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{live.url}/studio/runs/s1")
+    stale = context.new_page()  # the same run open in a second tab
+    stale.goto(f"{live.url}/studio/runs/s1")
+    page.get_by_role("form", name="reject call").get_by_label("reason").fill("no")
+    page.get_by_role("button", name="Reject").click()
+    _done(live, "s1")
+    before = len(agent.result("s1").chain)
     with stale.expect_response(lambda r: r.request.method == "POST") as answered:
         stale.get_by_role("button", name="Approve").click()
     assert answered.value.status == 409
     expect(stale.get_by_role("alert")).to_be_visible()
+    assert len(agent.result("s1").chain) == before  # the late Approve ran nothing
     context.close()
 
 
@@ -118,6 +193,14 @@ def test_a_hostile_run_renders_inert(browser: Browser, served: tuple[Live, Agent
     live, _ = served
     hostile = '<script>alert(1)</script>"><img src=x onerror=alert(2)>' + "y" * 20000
     _paused(live, "h1", task=hostile)
+    call = httpx.get(f"{live.url}/runs/h1").json()["pending"][0]["call_id"]
+    edited = {"to": HOSTILE, "count": 1}
+    answered = httpx.post(
+        f"{live.url}/runs/h1/resume",
+        json={"decisions": {call: {"action": "edit", "args": edited}}},
+    )
+    assert answered.status_code == 202, answered.text
+    _done(live, "h1")  # its call's arguments and result now hold markup too
     page = browser.new_page()
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
@@ -125,6 +208,7 @@ def test_a_hostile_run_renders_inert(browser: Browser, served: tuple[Live, Agent
         page.goto(live.url + path)
         assert page.locator("main img").count() == 0
         assert page.locator("main script").count() == 0
+        assert page.evaluate("document.title") != "owned"
     expect(page.get_by_text("<script>alert(1)</script>", exact=False).first).to_be_visible()
     assert dialogs == []
     page.close()

@@ -71,3 +71,18 @@ def test_studio_no_open_prints_the_url_and_opens_nothing(tmp_path: Path) -> None
         process.terminate()
         process.wait(timeout=30)
     assert not opened.exists()
+
+
+def test_studio_takes_every_option_of_serve_but_where_and_how_it_is_reached() -> None:
+    import typer.main
+
+    from thinkgraph.cli import app
+
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    options = {
+        name: {o for p in commands[name].params for o in p.opts} for name in ("serve", "studio")
+    }
+    # The studio is reached on loopback with a token it makes; the rest is serve's.
+    reached = {"--host", "--token", "--no-token", "--allow-host"}
+    assert options["serve"] - reached <= options["studio"], options["serve"] - options["studio"]
+    assert "--no-open" in options["studio"]

@@ -214,3 +214,15 @@ def test_objects_with_the_same_many_keys_are_masked_by_their_own_tools_names() -
     del c.call.args["field_0"]
     c.call.args["session_id"] = "s-123456"  # a new secret-looking key at the same count
     assert redactor.step(c).call.args["session_id"] == MASK  # type: ignore[attr-defined]
+
+
+def test_unmasked_gives_back_what_an_edit_left_masked_and_keeps_what_it_changed() -> None:
+    from thinkgraph.views.redact import unmasked
+
+    original = {"user": "ann", "password": "hunter2", "auth": {"token": "t-1"}, "ids": [1, 2]}
+    edited = {"user": "bob", "password": MASK, "auth": {"token": MASK}, "ids": [MASK, 3]}
+    assert unmasked(edited, original) == {
+        "user": "bob", "password": "hunter2", "auth": {"token": "t-1"}, "ids": [1, 3],
+    }  # fmt: skip
+    assert unmasked({"password": "new"}, original) == {"password": "new"}
+    assert unmasked({"extra": MASK}, original) == {"extra": MASK}  # nothing to give back

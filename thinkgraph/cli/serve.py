@@ -20,6 +20,42 @@ from thinkgraph.cli._options import (
 )
 from thinkgraph.cli.worker import agent_from_options
 
+MaxBodyOpt = Annotated[
+    int | None, typer.Option(min=1, help="The largest request body taken [default: 1 MiB].")
+]
+MaxTaskOpt = Annotated[
+    int | None, typer.Option(min=1, help="The largest task taken [default: 64 KiB].")
+]
+MaxStreamsOpt = Annotated[
+    int | None, typer.Option(min=0, help="The most event streams open at once [default: 32].")
+]
+MaxRunsOpt = Annotated[
+    int | None,
+    typer.Option(min=1, help="The most runs advanced at once in this process [default: 100]."),
+]
+PingOpt = Annotated[
+    float | None,
+    typer.Option(
+        min=0, help="Seconds between keep-alive pings on event streams; 0: none [default: 15]."
+    ),
+]
+MaxConnectionsOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="The most connections open at once; past it, the one waiting longest for "
+        "its request is closed [default: 1000].",
+    ),
+]
+HeaderTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        min=0.1,
+        help="Seconds a request's line and headers have to arrive in [default: 10].",
+    ),
+]
+"""The server's limits, taken alike by `serve` and `studio`."""
+
 
 @app.command(rich_help_panel="Scale out")
 @with_options(AgentOptions)
@@ -49,40 +85,13 @@ def serve(
             help="Also answer to this Host name (NAME or NAME:PORT); repeatable.",
         ),
     ] = None,
-    max_body_bytes: Annotated[
-        int | None, typer.Option(min=1, help="The largest request body taken [default: 1 MiB].")
-    ] = None,
-    max_task_bytes: Annotated[
-        int | None, typer.Option(min=1, help="The largest task taken [default: 64 KiB].")
-    ] = None,
-    max_streams: Annotated[
-        int | None, typer.Option(min=0, help="The most event streams open at once [default: 32].")
-    ] = None,
-    max_runs: Annotated[
-        int | None,
-        typer.Option(min=1, help="The most runs advanced at once in this process [default: 100]."),
-    ] = None,
-    ping: Annotated[
-        float | None,
-        typer.Option(
-            min=0, help="Seconds between keep-alive pings on event streams; 0: none [default: 15]."
-        ),
-    ] = None,
-    max_connections: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="The most connections open at once; past it, the one waiting longest for "
-            "its request is closed [default: 1000].",
-        ),
-    ] = None,
-    header_timeout: Annotated[
-        float | None,
-        typer.Option(
-            min=0.1,
-            help="Seconds a request's line and headers have to arrive in [default: 10].",
-        ),
-    ] = None,
+    max_body_bytes: MaxBodyOpt = None,
+    max_task_bytes: MaxTaskOpt = None,
+    max_streams: MaxStreamsOpt = None,
+    max_runs: MaxRunsOpt = None,
+    ping: PingOpt = None,
+    max_connections: MaxConnectionsOpt = None,
+    header_timeout: HeaderTimeoutOpt = None,
     log_level: LogLevelOpt = "info",
     log_format: LogFormatOpt = "text",
     *,
@@ -119,6 +128,13 @@ def studio(
     no_open: Annotated[
         bool, typer.Option("--no-open", help="Print the studio's URL; open no browser.")
     ] = False,
+    max_body_bytes: MaxBodyOpt = None,
+    max_task_bytes: MaxTaskOpt = None,
+    max_streams: MaxStreamsOpt = None,
+    max_runs: MaxRunsOpt = None,
+    ping: PingOpt = None,
+    max_connections: MaxConnectionsOpt = None,
+    header_timeout: HeaderTimeoutOpt = None,
     log_level: LogLevelOpt = "info",
     log_format: LogFormatOpt = "text",
     *,
@@ -134,8 +150,13 @@ def studio(
     if agent.agent_spec is None and not (agent.model or agent.script):
         made = _demo_agent(store)
     _serve(
-        agent, store, "127.0.0.1", port, queue, None, False, None, {}, None, None,
-        log_level, log_format, page="/studio", open_browser=not no_open, made=made,
+        agent, store, "127.0.0.1", port, queue, None, False, None,
+        {
+            "max_body_bytes": max_body_bytes, "max_task_bytes": max_task_bytes,
+            "max_streams": max_streams, "max_runs": max_runs, "ping_s": ping,
+        },
+        max_connections, header_timeout, log_level, log_format,
+        page="/studio", open_browser=not no_open, made=made,
     )  # fmt: skip
 
 

@@ -45,6 +45,7 @@ from thinkgraph.state import (
     Counters,
     PackedSteps,
     RunInfo,
+    TaskStep,
     as_step,
     numbered,
     own_keys,
@@ -307,6 +308,32 @@ class RunReader:
                 if limit is not None and len(found) >= limit:
                     break
         return found
+
+    def task(self, thread_id: str) -> str | None:
+        """The task the run under `thread_id` was given (its task step's text); None when
+        the thread holds no run.
+
+        Read from the run's input checkpoint alone (the first one, whose writes hold the
+        task step), so a search by task costs one small read a run; a fork, which has no
+        input of its own, is read whole.
+
+        Raises:
+            ThreadIdError: `thread_id` cannot name a run.
+            StorageError: the store cannot be read.
+        """
+        config = _config(thread_id)
+        with steps_left_packed():
+            first = next(iter(self._store.list(config, filter={"step": -1}, limit=1)), None)
+        for _task, channel, value in (first.pending_writes or ()) if first else ():
+            if channel == "chain":
+                steps = unpack_steps(value) if isinstance(value, PackedSteps) else value
+                if steps and isinstance(steps[0], TaskStep):
+                    return steps[0].text
+        try:
+            chain = self.result(thread_id).chain
+        except ThreadNotFoundError:
+            return None
+        return chain[0].text if chain and isinstance(chain[0], TaskStep) else None
 
     def summary(self, thread_id: str) -> RunSummary | None:
         """One run as `runs` lists it (its job's word included); None when the thread holds

@@ -86,7 +86,7 @@ from thinkgraph.server.auth import TokenGate
 from thinkgraph.server.guards import HostGate, SameOriginGate, server_hosts
 from thinkgraph.server.limits import BodyLimit, StreamCap
 from thinkgraph.server.page import PAGE, PAGE_CSP
-from thinkgraph.server.runs import MAX_RUNS, ServerRuns, TooManyRunsError
+from thinkgraph.server.runs import MAX_RUNS, ServerRuns, TaskTooLongError, TooManyRunsError
 from thinkgraph.server.studio import Csrf, studio_routes
 from thinkgraph.views import run_summary_dict, to_json_dict
 from thinkgraph.viz import GraphvizNotFoundError
@@ -109,6 +109,7 @@ _STATUS_OF_ERROR: list[tuple[type[ThinkgraphError], int]] = [
     (ThreadBusyError, 409),
     (ResumeValueError, 422),
     (TooManyRunsError, 429),
+    (TaskTooLongError, 413),
 ]
 
 
@@ -283,7 +284,10 @@ def build_app(
     def document(result: RunResult) -> dict[str, Any]:
         return to_json_dict(result, tools=list(agent.deps.tools))
 
-    runs = ServerRuns(agent, jobs=jobs, poll_s=poll_s, max_runs=max_runs, document=document)
+    runs = ServerRuns(
+        agent, jobs=jobs, poll_s=poll_s, max_runs=max_runs, document=document,
+        max_task_bytes=max_task_bytes,
+    )  # fmt: skip
     health = Health(agent, queue_url=None if jobs is None else jobs.url, queues=(queue or "",)[:1])
 
     async def page(request: Request) -> Response:
@@ -320,12 +324,6 @@ def build_app(
         thread = body.get("thread_id") or uuid.uuid4().hex[:12]
         if not isinstance(task, str) or not task.strip():
             return _error('give the task as {"task": "what the agent should do"}', 400)
-        if len(task.encode()) > max_task_bytes:
-            message = (
-                f"the task is over this server's limit of {max_task_bytes} bytes; shorten "
-                "it (put long material in a file or a tool), or raise --max-task-bytes"
-            )
-            return _error(message, 413)
         if not isinstance(thread, str):
             return _error("thread_id must be a string", 400)
         return await _accepted(runs.start(task, thread))

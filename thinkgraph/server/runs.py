@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from thinkgraph.state import BaseStep
     from thinkgraph.worker import JobInfo, QueuedJob, RunQueue
 
-__all__ = ["MAX_RUNS", "Feed", "ServerRuns", "TooManyRunsError"]
+__all__ = ["MAX_RUNS", "Feed", "ServerRuns", "TaskTooLongError", "TooManyRunsError"]
 
 logger = logging.getLogger("thinkgraph.server")
 
@@ -55,6 +55,10 @@ MAX_HELD = 64
 
 class TooManyRunsError(RunError):
     """The server already advances as many runs as it may; try again later."""
+
+
+class TaskTooLongError(RunError):
+    """A task over the server's limit (`ServerRuns.max_task_bytes`); nothing was started."""
 
 
 @dataclass
@@ -97,8 +101,12 @@ class ServerRuns:
         poll_s: float,
         max_runs: int,
         document: Callable[[RunResult], dict[str, Any]],
+        max_task_bytes: int | None = None,
     ) -> None:
         self.agent = agent
+        self.max_task_bytes = max_task_bytes
+        """The longest task a run is started with, in UTF-8 bytes (None: no limit); held
+        here, where every door's start passes."""
         self.jobs = jobs
         """The worker queue runs go to, when there is one (one connection for all requests)."""
         self.poll_s = poll_s
@@ -115,6 +123,12 @@ class ServerRuns:
     # -- starting and answering -----------------------------------------------------------
 
     async def start(self, task: str, thread: str) -> dict[str, Any]:
+        limit = self.max_task_bytes
+        if limit is not None and len(task.encode()) > limit:
+            raise TaskTooLongError(
+                f"the task is over this server's limit of {limit} bytes; shorten it (put "
+                "long material in a file or a tool), or raise --max-task-bytes"
+            )
         if self.jobs is not None:
             return _queued(await asyncio.to_thread(self.jobs.submit, task, thread))
         if thread in self.tasks or await self.agent.acheckpoint_id(thread) is not None:

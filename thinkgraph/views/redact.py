@@ -75,6 +75,7 @@ __all__ = [
     "Redactor",
     "redact_chain",
     "unknown_tools_note",
+    "unmasked",
 ]
 
 MASK = "***"
@@ -85,6 +86,22 @@ SECRET_NAME = re.compile(
     r"credentials?|private[_-]?key|session([_-]?(id|key|token))?|cookie)($|_|-)"
 )
 """Field names redacted for every tool, known or not, at any depth."""
+
+
+def unmasked(edited: Any, original: Any) -> Any:
+    """`edited` with each value still shown as `MASK` given back from `original`, at any
+    depth (the same key of an object, the same index of a list of the same length).
+
+    For a person's edit of arguments that were shown masked: a field left as it was shown
+    keeps its real value; only what the person changed is changed.
+    """
+    if edited == MASK and original is not None:
+        return original
+    if isinstance(edited, dict) and isinstance(original, dict):
+        return {k: unmasked(v, original.get(k)) for k, v in edited.items()}
+    if isinstance(edited, list) and isinstance(original, list) and len(edited) == len(original):
+        return [unmasked(e, o) for e, o in zip(edited, original, strict=True)]
+    return edited
 
 
 class _Caseless(NamedTuple):

@@ -4,8 +4,8 @@ Served by `thinkgraph serve` (and `thinkgraph studio`) under ``/studio``, from t
 server's own process, with nothing from the network:
 
     GET  /studio                              the runs (filter by status and graph, search
-                                              by thread, paged by links) and the "Waiting
-                                              for you" inbox of every paused run
+                                              by thread or task, paged by links) and the
+                                              "Waiting for you" inbox of every paused run
     GET  /studio/runs/{thread}                a run: what it waits for, with a form per
                                               answer; its graph (our own SVG, the path,
                                               visits, the current node and the pause as

@@ -8,7 +8,7 @@ Every value shown comes from a masked document (`thinkgraph.views.to_json_dict`,
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,12 +39,17 @@ class Filters:
         kept.update(changed)
         return kept
 
-    def matches(self, run: Mapping[str, Any]) -> bool:
+    def matches(self, run: Mapping[str, Any], task_of: Callable[[str], str]) -> bool:
+        """Whether `run` passes the filters: its status, its graph, and the search text in
+        its thread id or, failing that, in its task (`task_of`, read only then)."""
         if self.status and run.get("status") != self.status:
             return False
         if self.graph and (run.get("graph") or "ours") != self.graph:
             return False
-        return not self.q or self.q.lower() in str(run.get("thread_id", "")).lower()
+        if not self.q:
+            return True
+        thread, wanted = str(run.get("thread_id", "")), self.q.casefold()
+        return wanted in thread.casefold() or wanted in task_of(thread).casefold()
 
 
 def _age(at: str | None, now: datetime) -> str:
@@ -61,6 +66,12 @@ def _age(at: str | None, now: datetime) -> str:
         if seconds >= size:
             return f"{seconds // size} {unit} ago"
     return f"{seconds} s ago"
+
+
+def _short(text: str, most: int = 160) -> str:
+    """A text on one line, cut at `most` characters (a list row is no place for a page)."""
+    line = " ".join(text.split())
+    return line if len(line) <= most else line[: most - 1] + "…"
 
 
 def _status(run: Mapping[str, Any]) -> str:
@@ -122,6 +133,7 @@ def runs_page(
     rows = "".join(
         "<tr>"
         f"<td>{link(thread_url(str(r['thread_id'])), str(r['thread_id']))}</td>"
+        f"<td>{esc(_short(str(r.get('task') or '')))}</td>"
         f"<td>{_status(r)}</td><td>{esc(r.get('graph') or 'ours')}</td>"
         f"<td>{esc(r.get('nodes', 0))}</td><td>{esc(r.get('tokens', 0))}</td>"
         f"<td>{esc(_cost(r.get('cost_usd')))}</td>"
@@ -143,12 +155,13 @@ def runs_page(
         + start_form
         + '<form method="get" action="/studio" role="search">'
         f'<label for="q">Search runs</label><input type="text" id="q" name="q" '
-        f'value="{esc(filters.q)}" placeholder="thread id">'
+        f'value="{esc(filters.q)}" placeholder="thread id or task">'
         f'<label for="status">Status</label><select id="status" name="status">{options}</select>'
         f'<label for="graph">Graph</label><select id="graph" name="graph">{graph_options}</select>'
         ' <button type="submit">Filter</button></form>'
         '<table><caption class="muted">newest first</caption><thead><tr><th>Run</th>'
-        "<th>Status</th><th>Graph</th><th>Steps</th><th>Tokens</th><th>Cost</th><th>Updated</th>"
+        "<th>Task</th><th>Status</th><th>Graph</th><th>Steps</th><th>Tokens</th><th>Cost</th>"
+        "<th>Updated</th>"
         f"</tr></thead><tbody>{rows}</tbody></table>"
         + (f'<nav class="pages" aria-label="pages">{" ".join(pages)}</nav>' if pages else "")
     )

@@ -17,8 +17,10 @@ from thinkgraph.errors import (
     ResumeValueError,
     ThinkgraphError,
     ThreadBusyError,
+    ThreadExistsError,
     ThreadNotFoundError,
 )
+from thinkgraph.server.runs import TaskTooLongError, TooManyRunsError
 from thinkgraph.server.studio.csrf import COOKIE, FIELD, Csrf
 from thinkgraph.server.studio.html import STUDIO_CSP, esc, page, thread_url
 from thinkgraph.server.studio.live import LIVE_JS
@@ -31,6 +33,7 @@ from thinkgraph.server.studio.pages import (
 )
 from thinkgraph.views import Redactor, diff_runs, diff_to_text, run_summary_dict, to_json_dict
 from thinkgraph.views._run import shown_state
+from thinkgraph.views.redact import unmasked
 from thinkgraph.views.visibility import tool_map
 from thinkgraph.viz import overlay_classes, overlay_from_result, to_svg_layout
 from thinkgraph.viz.diff import compare_paths, run_graph_model
@@ -47,6 +50,14 @@ PAGE_SIZE = 50
 """Runs on one page of the list."""
 
 MAX_FORM_FIELDS = 200
+
+_START_REFUSED: dict[type[ThinkgraphError], int] = {
+    ThreadExistsError: 409,
+    ThreadBusyError: 409,
+    TooManyRunsError: 429,
+    TaskTooLongError: 413,
+}
+"""The status of a start the server refused, by its error (400 for any other)."""
 
 
 def _html(body: str, status: int = 200, set_cookie: str | None = None) -> HTMLResponse:
@@ -155,13 +166,28 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
 
     async def listing(request: Request) -> Response:
         filters = Filters(request.query_params, PAGE_SIZE)
-        found = await run_in_threadpool(agent.runs)
-        listed = [run_summary_dict(r, tools=tools) for r in found]
+        redactor = Redactor([], tool_map(tools), mask_unknown=True)
+        tasks: dict[str, str] = {}
+
+        def task_of(thread: str) -> str:
+            """A run's task, masked as every view masks it (a search matches only what
+            it would show); read once a request, only for runs a search or a page needs."""
+            if thread not in tasks:
+                text = agent.reader.task(thread)
+                tasks[thread] = "" if text is None else redactor.text(text)
+            return tasks[thread]
+
+        def read() -> tuple[list[dict[str, Any]], list[dict[str, Any]], bool]:
+            listed = [run_summary_dict(r, tools=tools) for r in agent.runs()]
+            matching = [r for r in listed if filters.matches(r, task_of)]
+            shown = matching[filters.offset : filters.offset + PAGE_SIZE]
+            for run in shown:
+                run["task"] = task_of(str(run["thread_id"]))
+            return listed, shown, len(matching) > filters.offset + PAGE_SIZE
+
+        listed, shown, has_next = await run_in_threadpool(read)
         waiting = [r for r in listed if r.get("status") == "paused"]
         graphs = sorted({str(r.get("graph") or "ours") for r in listed})
-        matching = [r for r in listed if filters.matches(r)]
-        shown = matching[filters.offset : filters.offset + PAGE_SIZE]
-        has_next = len(matching) > filters.offset + PAGE_SIZE
         value, new = csrf.cookie(request)
         body = runs_page(shown, waiting, filters, graphs, has_next, token=csrf.token(value))
         return _html(body, set_cookie=value if new else None)
@@ -224,6 +250,8 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
             return form
         try:
             given = _answer(form, _schemas(agent))
+            if form.get("action") == "edit":
+                given = await kept_secrets(thread, given)
             await runs.resume(thread, given, at=form.get("at") or None)
         except ThreadNotFoundError as exc:
             return _problem(str(exc), 404)
@@ -234,6 +262,15 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         except ThinkgraphError as exc:
             return await one_run(request, notice=str(exc), status=400)
         return RedirectResponse(thread_url(thread), status_code=303)
+
+    async def kept_secrets(thread: str, given: dict[str, Any]) -> dict[str, Any]:
+        """An edit's arguments with the values the page showed masked (and the person
+        left as shown) given back from the waiting call: the form never held them."""
+        waiting = {p.call_id: p.args for p in (await agent.aresult(thread)).pending}
+        return {
+            call: {**answer, "args": unmasked(answer.get("args"), waiting.get(call))}
+            for call, answer in given.items()
+        }
 
     async def form_of(request: Request) -> dict[str, str] | Response:
         """The request's form, once its CSRF token holds; else the refusal to send."""
@@ -265,7 +302,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         try:
             await runs.start(task, thread)
         except ThinkgraphError as exc:
-            return _problem(str(exc), 409 if isinstance(exc, ThreadBusyError) else 400)
+            return _problem(str(exc), _START_REFUSED.get(type(exc), 400))
         return RedirectResponse(thread_url(thread), status_code=303)
 
     async def fork(request: Request) -> Response:
