@@ -56,6 +56,8 @@ class Holdings:
         self._jobs: dict[asyncio.Task[Any], Job] = {}
         self.handing_back = False
         """Set by `hand_back`: a job cancelled from now on is handed back."""
+        self.last_worker_id: int | None = None
+        """The Procrastinate worker of the job held last: this process's worker now."""
 
     @contextlib.contextmanager
     def hold(self, job: Job) -> Iterator[None]:
@@ -65,6 +67,8 @@ class Holdings:
             yield
             return
         self._jobs[task] = job
+        if job.worker_id is not None:
+            self.last_worker_id = job.worker_id
         try:
             yield
         finally:
@@ -78,6 +82,13 @@ class Holdings:
 
     def worker_ids(self) -> set[int]:
         return {job.worker_id for job in self._jobs.values() if job.worker_id is not None}
+
+    def own_worker_ids(self) -> set[int]:
+        """The Procrastinate workers of this process: those of the jobs it holds, and the
+        one it took its last job with (its jobs may still read ``doing`` for a moment after
+        they end here, while Procrastinate records how they ended)."""
+        last = set() if self.last_worker_id is None else {self.last_worker_id}
+        return self.worker_ids() | last
 
     def hand_back(self) -> int:
         """Cancel every run in flight: each stops where it is, and its job goes back to the

@@ -21,7 +21,7 @@ from thinkgraph.errors import ThreadBusyError
 from thinkgraph.views.logs import protect_loggers
 from thinkgraph.worker.queue import is_connection_fault
 
-__all__ = ["protect_job_logs"]
+__all__ = ["fault_text", "protect_job_logs"]
 
 JOB_LOGGERS = ("procrastinate.worker", "procrastinate.jobs", "thinkgraph.worker")
 """The loggers that write a job: Procrastinate's worker (its outcome lines) and deferrer,
@@ -46,7 +46,7 @@ class BusyInOneLine(logging.Filter):
             record.exc_info = record.exc_text = None
             record.levelno, record.levelname = logging.WARNING, "WARNING"
         elif error is not None and is_connection_fault(error):
-            reason = _first_line(error)
+            reason = fault_text(error)
             record.msg = f"{record.getMessage().rstrip(', ')} - database connection: {reason}"
             record.args = None
             record.exc_info = record.exc_text = None
@@ -54,8 +54,9 @@ class BusyInOneLine(logging.Filter):
         return True
 
 
-def _first_line(error: BaseException) -> str:
-    """psycopg's own words for a fault, found under the wrappers that carry it."""
+def fault_text(error: BaseException) -> str:
+    """The first line of psycopg's own words for a fault, found under the wrappers that
+    carry it (Procrastinate's "Database error.")."""
     current: BaseException | None = error
     while current is not None:
         text = str(current).strip()

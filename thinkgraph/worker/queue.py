@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ADVANCE_TASK",
     "DEFAULT_QUEUE",
+    "QUEUE_POOL_NAME",
     "QUEUE_POOL_SIZE",
     "RETRY",
     "JobInfo",
@@ -76,6 +77,10 @@ DEFAULT_QUEUE = "thinkgraph"
 
 RUNNER_KEY = "thinkgraph_runner"
 """Where a worker puts its runner in the job context (`additional_context`)."""
+
+QUEUE_POOL_NAME = "thinkgraph-queue"
+"""The job queue's pool, as psycopg_pool's log lines name it (the store's is
+``thinkgraph-store``)."""
 
 QUEUE_POOL_SIZE = 4
 """The connections of a worker's job queue pool (Procrastinate's default), whatever its
@@ -351,6 +356,7 @@ def build_app(url: str) -> procrastinate.App:
         min_size=1,
         max_size=QUEUE_POOL_SIZE,
         kwargs=_CONNECTION_KWARGS,
+        name=QUEUE_POOL_NAME,  # psycopg_pool's lines about it say so
     )
     app = procrastinate.App(connector=connector)
     app.task(name=ADVANCE_TASK, pass_context=True, retry=_retry_strategy())(_advance)

@@ -33,7 +33,7 @@ from thinkgraph.hitl import describe_answer
 from thinkgraph.storage.answers import Answer
 from thinkgraph.worker.drain import Holdings
 from thinkgraph.worker.health import Health, listen, serve_health
-from thinkgraph.worker.logs import protect_job_logs
+from thinkgraph.worker.logs import fault_text, protect_job_logs
 from thinkgraph.worker.queue import (
     DEFAULT_QUEUE,
     RUNNER_KEY,
@@ -178,18 +178,26 @@ async def _retry_stalled(
     holdings: Holdings | None = None,
 ) -> None:
     """Put back the jobs of workers that stopped sending heartbeats, now and then; never
-    one this process runs (`holdings`), whatever its heartbeat says."""
+    one this process runs (`holdings`), nor one of its own Procrastinate worker, whatever
+    its heartbeat says (it is stale right after the database comes back). A job that
+    cannot be put back (it ended meanwhile) is one line; the next check looks again."""
     while True:
         try:
             stalled = await app.job_manager.get_stalled_jobs(
                 queue=queue, seconds_since_heartbeat=stalled_after_s
             )
             mine = holdings.job_ids() if holdings is not None else set()
+            ours = holdings.own_worker_ids() if holdings is not None else set()
             for job in stalled:
-                if job.id in mine:
+                if job.id in mine or job.worker_id in ours:
                     continue
                 logger.warning("job %s of a stalled worker: retrying it", job.id)
-                await app.job_manager.retry_job(job)
+                try:
+                    await app.job_manager.retry_job(job)
+                except Exception as exc:
+                    logger.warning(
+                        "job %s of a stalled worker was not put back: %s", job.id, fault_text(exc)
+                    )
         except Exception:  # a database hiccup must not stop the worker
             logger.exception("could not check for stalled jobs")
         await asyncio.sleep(every_s)
