@@ -212,3 +212,24 @@ def test_a_metrics_port_in_use_is_one_line(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
     assert f"port {port}" in done.stderr and "--metrics-port" in done.stderr
+
+
+def test_a_bad_pool_size_on_a_workers_store_is_one_line(tmp_path: Path) -> None:
+    from tests.support.cli import thinkgraph_here
+
+    bad = f"{POSTGRES_URL}?pool_size=0"
+    done = thinkgraph_here(
+        "worker", "--tools", "tests.support.quick_agent:pause_a_bit", "--model", "openai/x",
+        "--store", bad, "--once", cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: pool_size=0 in the store URL"), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_run_worker_refuses_a_bad_pool_size_on_its_queue_url(agent: Agent) -> None:
+    from thinkgraph.errors import ConfigError
+    from thinkgraph.worker import run_worker
+
+    with pytest.raises(ConfigError, match="pool_size=x in the store URL"):
+        run_worker(agent, url=f"{POSTGRES_URL}?pool_size=x", install_signal_handlers=False)

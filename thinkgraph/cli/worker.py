@@ -95,6 +95,12 @@ def _postgres(store: str) -> str:
             f"--store {store or '(none)'}: workers share runs through PostgreSQL; pass "
             "--store postgresql://user@host/db (or set THINKGRAPH_STORE)"
         )
+    from thinkgraph.storage.urls import split_pool_size
+
+    try:
+        split_pool_size(store)  # before the worker says it serves
+    except ValueError as exc:
+        fail(str(exc))
     return store
 
 

@@ -397,13 +397,22 @@ def ensure_schema(url: str) -> None:
 
 
 def queue_url(agent: Agent, url: str | None) -> str:
-    """The PostgreSQL URL of the queue: `url`, or else the agent's store."""
+    """The PostgreSQL URL of the queue: `url`, or else the agent's store.
+
+    Raises:
+        ConfigError: it is not a PostgreSQL URL, or its ``?pool_size=`` is not a number of
+            connections.
+    """
     chosen = url or agent.store_url
     if not chosen or not is_postgres_url(chosen):
         raise ConfigError(
             "workers share runs through PostgreSQL: give the agent a postgresql://… store "
             f"(it has {chosen or 'a saver object'}), or pass url= to RunQueue"
         )
+    try:
+        split_pool_size(chosen)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return chosen
 
 
