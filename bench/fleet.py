@@ -48,7 +48,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from bench.model_server import serve_model
 
-__all__ = ["Measured", "loopback", "main", "measure", "setting"]
+__all__ = ["Measured", "loopback", "main", "measure", "setting", "summary"]
 
 ROOT = Path(__file__).resolve().parent.parent
 URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -372,6 +372,31 @@ def row(m: Measured) -> str:
     )
 
 
+SUMMARY_HEADER = (
+    "| tree | workers × conc. | rounds | runs/s, median (range) | p50 s | p95 s "
+    "| conns/worker, most |\n|---|---|--:|--:|--:|--:|--:|"
+)
+
+
+def summary(measured: Sequence[Measured]) -> str:
+    """The rounds of each tree and setting in one row: the medians of runs/s (with their
+    range), p50 and p95, and the most connections one worker held (by its sockets)."""
+    groups: dict[tuple[str, int, int], list[Measured]] = {}
+    for m in measured:
+        groups.setdefault((m.tree, m.workers, m.concurrency), []).append(m)
+    lines = [SUMMARY_HEADER]
+    for (tree, workers, concurrency), ms in groups.items():
+        rates = [m.runs / m.seconds for m in ms]
+        lines.append(
+            f"| {tree} | {workers} × {concurrency} | {len(ms)} "
+            f"| {statistics.median(rates):.1f} ({min(rates):.1f}–{max(rates):.1f}) "
+            f"| {statistics.median(m.p50_s for m in ms):.2f} "
+            f"| {statistics.median(m.p95_s for m in ms):.2f} "
+            f"| {max(m.socket_peak for m in ms)} |"
+        )
+    return "\n".join(lines)
+
+
 @contextlib.contextmanager
 def _model(use: bool, latency_s: float) -> Iterator[str | None]:
     if not use:
@@ -425,6 +450,8 @@ def main(argv: list[str] | None = None) -> list[Measured]:
                     )  # fmt: skip
                     measured.append(m)
                     print(row(m), flush=True)
+    if len(measured) > len(settings):
+        print(f"\n{summary(measured)}", flush=True)
     return measured
 
 

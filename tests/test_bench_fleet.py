@@ -52,3 +52,27 @@ def test_a_database_off_this_machine_is_refused() -> None:
     assert fleet.loopback("postgresql://postgres@127.0.0.1:5432/test")
     with pytest.raises(ValueError, match="loopback only"):
         fleet.loopback("postgresql://postgres@db.example.com/test")
+
+
+def _measured(
+    tree: str, workers: int, runs_per_s: float, p50_s: float, sockets: int
+) -> fleet.Measured:
+    return fleet.Measured(
+        tree, workers, 10, 100, "q", seconds=100 / runs_per_s, submit_s=0.1, p50_s=p50_s,
+        p95_s=p50_s + 1, named_peak=2, socket_peak=sockets, bound=None, load=1.0,
+    )  # fmt: skip
+
+
+def test_rounds_are_summed_up_per_tree_and_setting_by_medians_and_the_largest_peak() -> None:
+    rounds = [
+        _measured("after", 1, 20.0, 3.0, 14),
+        _measured("before", 1, 10.0, 6.0, 50),
+        _measured("after", 1, 10.0, 5.0, 13),
+        _measured("before", 1, 16.0, 4.0, 56),
+        _measured("after", 1, 16.0, 4.0, 12),
+    ]
+    lines = fleet.summary(rounds).splitlines()
+    assert lines[2:] == [
+        "| after | 1 × 10 | 3 | 16.0 (10.0–20.0) | 4.00 | 5.00 | 14 |",
+        "| before | 1 × 10 | 2 | 13.0 (10.0–16.0) | 5.00 | 6.00 | 56 |",
+    ]
