@@ -184,8 +184,21 @@ def test_keyboard_only_approve(browser: Browser, served: tuple[Live, Agent]) -> 
             break
     else:
         raise AssertionError("Approve is not reached by Tab")
-    page.keyboard.press("Enter")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     assert _done(live, "k1")["answer"] == "sent"
+    # A node of the drawing is reached by Tab too, and Enter shows its steps.
+    page.goto(f"{live.url}/studio/runs/k1")
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        label = page.evaluate("document.activeElement.getAttribute('aria-label')")
+        if label == "steps of act":
+            break
+    else:
+        raise AssertionError("the drawn node act is not reached by Tab")
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(f"{live.url}/studio/runs/k1?node=act")
+    expect(page.get_by_role("heading", name="Steps of act")).to_be_visible()
     page.close()
 
 
@@ -229,7 +242,9 @@ def test_a_custom_graphs_run_shows_its_nodes_and_own_state(
             assert "planner" in nodes, nodes  # the user's own node, drawn from the run's shape
             expect(page.get_by_role("heading", name="State")).to_be_visible()
             expect(page.get_by_role("cell", name="plan", exact=True)).to_be_visible()
-            page.get_by_role("region", name="graph").get_by_role("link", name="planner").click()
+            # The node in the drawing is a link: a click shows that node's steps.
+            page.get_by_role("link", name="steps of planner").click()
+            expect(page).to_have_url(f"{live.url}/studio/runs/c1?node=planner")
             expect(page.get_by_role("heading", name="Steps of planner")).to_be_visible()
             page.close()
         finally:

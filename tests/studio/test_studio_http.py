@@ -73,6 +73,11 @@ def test_a_run_page_draws_its_graph_with_the_pause_and_lists_its_checkpoints(
     assert client.get("/studio/runs/g1/at/nope").status_code == 404
     think = client.get("/studio/runs/g1", params={"node": "think"}).text
     assert "Steps of think" in think
+    # Each node of the drawing is a real link to its steps.
+    svg = page.text.split("<svg", 1)[1].split("</svg>", 1)[0]
+    for node in ("think", "approve"):
+        assert f'<a href="/studio/runs/g1?node={node}" aria-label="steps of {node}">' in svg
+    assert 'href="/studio/runs/g1?node=__start__"' not in svg
 
 
 def test_approve_by_form_runs_the_call_and_a_second_submit_is_409(

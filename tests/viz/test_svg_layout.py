@@ -441,3 +441,38 @@ def test_an_empty_model_and_bare_nodes_draw() -> None:
     nodes = nodes_of(parse(to_svg_layout(bare)))
     assert set(nodes) == {"x", "y"} and texts(nodes["y"]) == ["y"]
     assert not any(c.startswith("kind-") for c in classes(nodes["x"]))
+
+
+def test_nodes_link_where_the_caller_says_and_the_geometry_stays(react_model: nx.DiGraph) -> None:
+    def href(name: str) -> str | None:
+        return None if name in (START, END) else f"/steps?node={name}&x=<1>"
+
+    plain = to_svg_layout(react_model)
+    linked = to_svg_layout(react_model, node_href=href)
+    root = parse(linked)
+    nodes = nodes_of(root)
+    for name, g in nodes.items():
+        links = list(g.iter(f"{SVG}a"))
+        if name in (START, END):
+            assert links == [], name
+            continue
+        assert len(links) == 1, name
+        assert links[0].get("href") == f"/steps?node={name}&x=<1>"  # escaped, read back
+        assert links[0].get("aria-label") == f"steps of {name}"
+        assert links[0].find(f"{SVG}rect") is not None  # the whole box is the link
+    assert 'href="/steps?node=think&amp;x=&lt;1&gt;"' in linked
+    assert root.get("role") == "group"  # an image's children are hidden from readers
+    assert parse(plain).get("role") == "img"
+    # Links add elements, never geometry: the boxes are where they were.
+    rects = [r.attrib for r in parse(plain).iter(f"{SVG}rect")]
+    assert [r.attrib for r in root.iter(f"{SVG}rect")] == rects
+
+
+def test_a_hostile_link_is_refused_or_inert() -> None:
+    model = hostile_model()
+    with pytest.raises(ValueError, match="href"):
+        to_svg_layout(model, node_href=lambda name: "javascript:alert(1)")
+    svg = to_svg_layout(model, node_href=lambda name: "/n?x=" + name)
+    assert "<script" not in svg and "<img" not in svg
+    for el in parse(svg).iter():
+        assert not any(attr.lower().startswith("on") for attr in el.attrib), el.attrib

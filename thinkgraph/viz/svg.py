@@ -9,7 +9,9 @@ The drawing, for a page's script and style sheet:
 
 - ``<svg class="tg-graph">`` with one arrowhead ``<marker class="tg-arrow">`` in its defs;
 - a node: ``<g class="node …" id="node-<safe id>" data-node="<name>">`` holding a
-  ``<title>`` (its whole name), a ``<rect>`` and a ``<text>``;
+  ``<title>`` (its whole name), a ``<rect>`` and a ``<text>``; with `node_href`, those
+  inside an ``<a href="…" aria-label="steps of <name>">`` (then the ``<svg>`` is a
+  ``group``, not an ``img``, whose children a screen reader would not see);
 - an edge: ``<g class="edge …" data-from="<name>" data-to="<name>">`` holding a
   ``<title>``, a ``<path>`` and, when the model labels it, a ``<text class="edge-label">``.
 
@@ -32,7 +34,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 import networkx as nx
@@ -76,6 +78,7 @@ SVG_CSS: Final = """\
 .tg-graph .node.user rect { fill: #fff8e6; stroke: #b7791f; }
 .tg-graph .node.approval rect { fill: #e7f1ff; stroke: #0d6efd; }
 .tg-graph .node.breakpoint rect { stroke: #d9534f; stroke-width: 2; stroke-dasharray: 4 2; }
+.tg-graph a { cursor: pointer; }
 .tg-graph .edge path { fill: none; stroke: #8a879c; stroke-width: 1.3; }
 .tg-graph .edge.conditional path { stroke-dasharray: 5 3; }
 .tg-graph .edge.back path { stroke: #a09cb8; }
@@ -99,6 +102,7 @@ SVG_CSS: Final = """\
 .tg-graph .edge.both path { stroke: #6f42c1; stroke-width: 2.5; }
 .tg-graph .edge.only-a path { stroke: #0d6efd; stroke-width: 2.5; stroke-dasharray: none; }
 .tg-graph .edge.only-b path { stroke: #fd7e14; stroke-width: 2.5; stroke-dasharray: 5 3; }
+.tg-graph .node a:focus-visible rect { stroke: #2a5bd7; stroke-width: 4; }
 """
 """Default styles for every class `to_svg_layout` writes: a page includes it in its own
 style sheet (the SVG carries none, so the page's rules are the only ones)."""
@@ -190,16 +194,39 @@ def _edge_classes(
     return words
 
 
-def _node(box: NodeBox, node_id: str, data: dict[str, Any], classes: list[str], visits: int) -> str:
+def _href(href: str | None, name: str) -> str | None:
+    """A node's link as the caller gave it, once it is a path of the page's own site."""
+    if href is None:
+        return None
+    if not href.startswith(("/", "?", "#")) or href.startswith("//"):
+        raise ValueError(
+            f"node_href gave {href!r} for node {name!r}: give a path of this site "
+            "('/…', '?…' or '#…'), never a scheme or another host"
+        )
+    return href
+
+
+def _node(
+    box: NodeBox,
+    node_id: str,
+    data: dict[str, Any],
+    classes: list[str],
+    visits: int,
+    href: str | None = None,
+) -> str:
     rx = box.height / 2 if data.get("kind") in ("start", "end") else 6.0
     count = f' data-visits="{visits}"' if visits else ""
+    opened, closed = "", ""
+    if href is not None:
+        opened = f'<a href="{_esc(href)}" aria-label="steps of {_esc(box.name)}">'
+        closed = "</a>"
     return (
         f'<g class="{_attr_classes(classes)}" id="{node_id}" data-node="{_esc(box.name)}"{count}>'
-        f"<title>{_esc(box.name)}</title>"
+        f"{opened}<title>{_esc(box.name)}</title>"
         f'<rect x="{_num(box.x)}" y="{_num(box.y)}" width="{_num(box.width)}"'
         f' height="{_num(box.height)}" rx="{_num(rx)}" fill="#f4f2ff" stroke="#6f63b6"/>'
         f'<text x="{_num(box.cx)}" y="{_num(box.cy)}" text-anchor="middle"'
-        f' dominant-baseline="central">{_esc(box.label)}</text></g>'
+        f' dominant-baseline="central">{_esc(box.label)}</text>{closed}</g>'
     )
 
 
@@ -235,6 +262,7 @@ def to_svg_layout(
     *,
     diff: PathDiff | None = None,
     id_prefix: str = "",
+    node_href: Callable[[str], str | None] | None = None,
 ) -> str:
     """Draw a graph model as SVG with our own layered layout (no Graphviz).
 
@@ -247,12 +275,15 @@ def to_svg_layout(
         diff: from `compare_paths`, to mark how two runs' paths differ.
         id_prefix: put before every id, for two drawings in one page (letters, digits,
             ``_`` and ``-`` only).
+        node_href: a node's name → the link its box is (a path of the page's site), or
+            None for a node that links nowhere. Links add elements, never geometry.
 
     Returns:
         An ``<svg>`` element, with no ``<style>``: style it with `SVG_CSS`.
 
     Raises:
-        ValueError: `id_prefix` holds another character.
+        ValueError: `id_prefix` holds another character, or `node_href` gave a link
+            with a scheme or a host.
     """
     if _UNSAFE_ID.search(id_prefix):
         raise ValueError(f"id_prefix may hold letters, digits, _ and - only, not {id_prefix!r}")
@@ -263,7 +294,8 @@ def to_svg_layout(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="tg-graph"'
         f' viewBox="0 0 {_num(layout.width)} {_num(layout.height)}"'
         f' width="{_num(layout.width)}" height="{_num(layout.height)}"'
-        f' role="img" aria-label="{_esc(name)}" font-family="system-ui, sans-serif"'
+        f' role="{"img" if node_href is None else "group"}" aria-label="{_esc(name)}"'
+        ' font-family="system-ui, sans-serif"'
         f' font-size="13">',
         f"<title>{_esc(name)}</title>",
         f'<defs><marker id="{arrow}" class="tg-arrow" viewBox="0 0 10 10" refX="10" refY="5"'
@@ -282,7 +314,8 @@ def to_svg_layout(
         box = layout.nodes[str(node)]
         visits = overlay.node_visits.get(box.name, 0) if overlay is not None else 0
         classes = _node_classes(box.name, data, overlay, diff)
-        out.append(_node(box, ids[box.name], data, classes, visits))
+        href = _href(node_href(box.name), box.name) if node_href is not None else None
+        out.append(_node(box, ids[box.name], data, classes, visits, href))
     out += ["</g>", "</svg>"]
     return "\n".join(out) + "\n"
 

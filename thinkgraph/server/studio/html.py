@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 
 from thinkgraph.viz import SVG_CSS
 
-__all__ = ["STUDIO_CSP", "esc", "link", "page", "thread_url"]
+__all__ = ["STUDIO_CSP", "esc", "link", "node_url", "page", "thread_url"]
 
 _STYLE = (
     """
@@ -74,6 +74,11 @@ def thread_url(thread: str, *parts: str) -> str:
     """The studio URL of a run (and below it), the thread id quoted."""
     tail = "".join(f"/{quote(p, safe='')}" for p in parts)
     return f"/studio/runs/{quote(thread, safe='')}{tail}"
+
+
+def node_url(thread: str, node: str) -> str:
+    """The URL of a run's page showing the steps of one node (``?node=NAME``)."""
+    return f"{thread_url(thread)}?{urlencode({'node': node})}"
 
 
 def link(path: str, text: str, query: Mapping[str, object] | None = None) -> str:

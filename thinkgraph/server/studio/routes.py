@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -22,7 +22,7 @@ from thinkgraph.errors import (
 )
 from thinkgraph.server.runs import TaskTooLongError, TooManyRunsError
 from thinkgraph.server.studio.csrf import COOKIE, FIELD, Csrf
-from thinkgraph.server.studio.html import STUDIO_CSP, esc, page, thread_url
+from thinkgraph.server.studio.html import STUDIO_CSP, esc, node_url, page, thread_url
 from thinkgraph.server.studio.live import LIVE_JS
 from thinkgraph.server.studio.pages import (
     Filters,
@@ -159,6 +159,17 @@ def _answer(form: Mapping[str, str], schemas: Mapping[str, Mapping[str, Any]]) -
     raise ResumeValueError(f"unknown action {action!r}")
 
 
+def steps_link(thread: str, names: Iterable[str]) -> Callable[[str], str | None]:
+    """A drawn node's link (`to_svg_layout`'s `node_href`): the run's page showing that
+    node's steps, for the graph's nodes `names` (START and END link nowhere)."""
+    linked = set(names)
+
+    def href(name: str) -> str | None:
+        return node_url(thread, name) if name in linked else None
+
+    return href
+
+
 def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
     """The studio's routes over `agent`'s store, answering through `runs`."""
 
@@ -209,7 +220,8 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
                 for h in agent.history(thread)
             ]
             names = [str(n) for n in model.nodes if not str(n).startswith("__")]
-            return to_svg_layout(model, overlay), names, points, agent.checkpoint_id(thread)
+            svg = to_svg_layout(model, overlay, node_href=steps_link(thread, names))
+            return svg, names, points, agent.checkpoint_id(thread)
 
         svg, nodes, history, at = await run_in_threadpool(drawn)
         doc = to_json_dict(result, tools=tools)
