@@ -128,6 +128,30 @@ def test_reject_with_a_reason(
 
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_respond_with_a_result(
+    browser: Browser, served: tuple[Live, Agent], javascript: bool
+) -> None:
+    live, agent = served
+    _paused(live, "s1")
+    context = browser.new_context(java_script_enabled=javascript)
+    page = context.new_page()
+    page.goto(f"{live.url}/studio/runs/s1")
+    respond = page.get_by_role("form", name="respond to call")
+    given = respond.get_by_label("the result to give instead")
+    respond.get_by_role("button", name="Respond").click()  # empty: the browser asks for it
+    assert given.evaluate("e => e.validity.valueMissing")
+    assert httpx.get(f"{live.url}/runs/s1").json()["status"] == "paused"
+    given.fill("posted by hand")
+    respond.get_by_role("button", name="Respond").click()
+    expect(page).to_have_url(f"{live.url}/studio/runs/s1")
+    _done(live, "s1")
+    chain = agent.result("s1").chain
+    assert not [s for s in chain if s.type == "tool_result" and "sent 2" in str(s.model_dump())]
+    assert "posted by hand" in str([s.model_dump() for s in chain])
+    context.close()
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
 def test_continue_at_a_breakpoint(browser: Browser, tmp_path: Path, javascript: bool) -> None:
     store = f"sqlite:///{tmp_path / 'bp.db'}"
     replies = ["Thought: done\nFinal Answer: 42"]

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from thinkgraph.server.studio.csrf import FIELD
+from thinkgraph.server.studio.forms import schema_types
 from thinkgraph.server.studio.html import esc, link, page, thread_url
 
 __all__ = ["Filters", "checkpoint_page", "compare_page", "run_page", "runs_page"]
@@ -188,8 +189,11 @@ def _form(thread: str, token: str, at: str, inner: str, label: str) -> str:
     )
 
 
-def _arg_fields(call_id: str, args: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
-    """One field per argument of the tool's schema, holding its proposed value as JSON."""
+def _arg_fields(
+    call_id: str, args: Mapping[str, Any], schema: Mapping[str, Any], prefix: str = "arg."
+) -> str:
+    """One field per argument of the tool's schema (named `prefix` + the argument),
+    holding its proposed value as JSON (a string as it is)."""
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     names = list(props) if isinstance(props, Mapping) else list(args)
     fields = []
@@ -197,12 +201,11 @@ def _arg_fields(call_id: str, args: Mapping[str, Any], schema: Mapping[str, Any]
         field_id = f"arg-{call_id}-{name}"
         value = args.get(name, "")
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        kind = ""
-        if isinstance(props, Mapping) and isinstance(props.get(name), Mapping):
-            kind = str(props[name].get("type", ""))
+        kind = " or ".join(schema_types(props.get(name) if isinstance(props, Mapping) else None))
         fields.append(
-            f'<label for="{esc(field_id)}">{esc(name)} <span class="muted">{esc(kind)}</span>'
-            f'</label><input type="text" id="{esc(field_id)}" name="arg.{esc(name)}" '
+            f'<label for="{esc(field_id)}">{esc(name)} '
+            f'<span class="muted">({esc(kind or "any")})</span></label>'
+            f'<input type="text" id="{esc(field_id)}" name="{esc(prefix + name)}" '
             f'value="{esc(shown)}">'
         )
     return "".join(fields)
@@ -234,7 +237,7 @@ def _approval(
         + _form(
             thread, token, at,
             call + f'<label for="respond-{esc(call_id)}">the result to give instead</label>'
-            f'<textarea id="respond-{esc(call_id)}" name="text"></textarea>'
+            f'<textarea id="respond-{esc(call_id)}" name="text" required></textarea>'
             '<button name="action" value="respond">Respond</button>',
             f"respond to call {call_id}",
         )
@@ -249,19 +252,37 @@ def _approval(
     )  # fmt: skip
 
 
-def _several(thread: str, token: str, at: str, calls: Sequence[Mapping[str, Any]]) -> str:
-    """Several calls wait: one form answers them all (approve or reject each)."""
+def _several(
+    thread: str,
+    token: str,
+    at: str,
+    calls: Sequence[Mapping[str, Any]],
+    schemas: Mapping[str, Mapping[str, Any]],
+) -> str:
+    """Several calls wait: one form answers them all, as the gate takes them (approve,
+    edit, respond or reject each; reject is chosen until a person chooses otherwise)."""
     rows = []
     for p in calls:
         call_id = str(p.get("call_id") or "")
-        args = json.dumps(p.get("args") or {}, ensure_ascii=False, sort_keys=True)
+        tool = str(p.get("tool") or "")
+        args = p.get("args") or {}
+        shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
+        choices = "".join(
+            f'<label><input type="radio" name="decide.{esc(call_id)}" value="{choice}"'
+            f"{' checked' if choice == 'reject' else ''}> {choice}</label>"
+            for choice in ("approve", "edit", "respond", "reject")
+        )
         rows.append(
-            f'<fieldset><legend>{esc(p.get("tool"))} <span class="muted">(call '
-            f"{esc(call_id)})</span></legend><pre>{esc(args)}</pre>"
-            f'<label><input type="radio" name="decide.{esc(call_id)}" value="approve"> '
-            "approve</label>"
-            f'<label><input type="radio" name="decide.{esc(call_id)}" value="reject" checked> '
-            "reject</label>"
+            f'<fieldset><legend>{esc(tool)} <span class="muted">(call '
+            f"{esc(call_id)})</span></legend><pre>{esc(shown)}</pre>{choices}"
+            + _hidden(f"tool.{call_id}", tool)
+            + "<details><summary>its arguments, if edited</summary>"
+            + _arg_fields(call_id, args, schemas.get(tool, {}), prefix=f"arg.{call_id}.")
+            + f'<label for="raw-{esc(call_id)}">or all arguments as JSON</label>'
+            f'<textarea class="json" id="raw-{esc(call_id)}" name="args_json.{esc(call_id)}">'
+            "</textarea></details>"
+            f'<label for="give-{esc(call_id)}">the result to give instead, if responded</label>'
+            f'<textarea id="give-{esc(call_id)}" name="text.{esc(call_id)}"></textarea>'
             f'<label for="why-{esc(call_id)}">reason, if rejected</label>'
             f'<input type="text" id="why-{esc(call_id)}" name="reason.{esc(call_id)}">'
             "</fieldset>"
@@ -336,7 +357,7 @@ def run_page(
     if len(calls) == 1:
         steer += _approval(thread, token, at, calls[0], schemas.get(str(calls[0].get("tool")), {}))
     elif calls:
-        steer += _several(thread, token, at, calls)
+        steer += _several(thread, token, at, calls, schemas)
     steer += "".join(_other(thread, token, at, p) for p in others)
     steps = [s for s in doc.get("steps") or [] if not node or s.get("node") == node]
     totals = doc.get("totals") or {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -22,6 +22,7 @@ from thinkgraph.errors import (
 )
 from thinkgraph.server.runs import TaskTooLongError, TooManyRunsError
 from thinkgraph.server.studio.csrf import COOKIE, FIELD, Csrf
+from thinkgraph.server.studio.forms import answer_of, tool_schemas
 from thinkgraph.server.studio.html import STUDIO_CSP, esc, node_url, page, thread_url
 from thinkgraph.server.studio.live import LIVE_JS
 from thinkgraph.server.studio.pages import (
@@ -83,80 +84,6 @@ def _problem(message: str, status: int) -> HTMLResponse:
 def _refusal(exc: ThinkgraphError) -> HTMLResponse:
     """A run that cannot be read: 404 when there is none, else 400, in the error's words."""
     return _problem(str(exc), 404 if isinstance(exc, ThreadNotFoundError) else 400)
-
-
-def _schemas(agent: Agent) -> dict[str, Mapping[str, Any]]:
-    schemas: dict[str, Mapping[str, Any]] = {}
-    for tool in agent.deps.tools:
-        schema = getattr(tool, "json_schema", None)
-        schemas[str(getattr(tool, "name", ""))] = schema if isinstance(schema, Mapping) else {}
-    return schemas
-
-
-def _value(text: str, kind: str) -> Any:
-    """A form field's text as the argument's value: a string stays text; a number, a
-    boolean, a list or an object is read as JSON (left as text when it is not JSON)."""
-    if kind == "string":
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _answer(form: Mapping[str, str], schemas: Mapping[str, Mapping[str, Any]]) -> Any:
-    """The answer a form gives, as `ServerRuns.resume` takes it.
-
-    Raises:
-        ResumeValueError: the form is not one the studio renders.
-    """
-    action = form.get("action", "")
-    call = form.get("call_id", "")
-    if action == "continue":
-        return None
-    if action in ("retry", "abort"):
-        return action
-    if action == "guidance":
-        return {"action": "guidance", "text": form.get("text", "")}
-    if action == "decide":
-        decisions: dict[str, Any] = {}
-        for key, chosen in form.items():
-            if key.startswith("decide."):
-                call_id = key[len("decide.") :]
-                if chosen == "approve":
-                    decisions[call_id] = {"action": "approve"}
-                else:
-                    reason = form.get(f"reason.{call_id}", "").strip() or "rejected by a person"
-                    decisions[call_id] = {"action": "reject", "reason": reason}
-        return decisions
-    if not call:
-        raise ResumeValueError("the form names no call")
-    if action == "approve":
-        return {call: {"action": "approve"}}
-    if action == "reject":
-        reason = form.get("reason", "").strip() or "rejected by a person"
-        return {call: {"action": "reject", "reason": reason}}
-    if action == "respond":
-        return {call: {"action": "respond", "text": form.get("text", "")}}
-    if action == "edit":
-        raw = form.get("args_json", "").strip()
-        if raw:
-            try:
-                args = json.loads(raw)
-            except ValueError as exc:
-                raise ResumeValueError(f"the arguments are not JSON: {exc}") from None
-        else:
-            tool = form.get("tool", "")
-            props = (schemas.get(tool) or {}).get("properties") or {}
-            args = {
-                key[len("arg.") :]: _value(
-                    text, str((props.get(key[len("arg.") :]) or {}).get("type", ""))
-                )
-                for key, text in form.items()
-                if key.startswith("arg.")
-            }
-        return {call: {"action": "edit", "args": args}}
-    raise ResumeValueError(f"unknown action {action!r}")
 
 
 def steps_link(thread: str, names: Iterable[str]) -> Callable[[str], str | None]:
@@ -228,7 +155,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         value, new = csrf.cookie(request)
         body = run_page(
             doc, svg, nodes, history, token=csrf.token(value), at=at or "",
-            schemas=_schemas(agent),
+            schemas=tool_schemas(agent.deps.tools),
             node=request.query_params.get("node", "")[:200], notice=notice,
         )  # fmt: skip
         return _html(body, status, set_cookie=value if new else None)
@@ -261,8 +188,8 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         if isinstance(form, Response):
             return form
         try:
-            given = _answer(form, _schemas(agent))
-            if form.get("action") == "edit":
+            given = answer_of(form, tool_schemas(agent.deps.tools))
+            if form.get("action") in ("edit", "decide"):
                 given = await kept_secrets(thread, given)
             await runs.resume(thread, given, at=form.get("at") or None)
         except ThreadNotFoundError as exc:
@@ -280,7 +207,9 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         left as shown) given back from the waiting call: the form never held them."""
         waiting = {p.call_id: p.args for p in (await agent.aresult(thread)).pending}
         return {
-            call: {**answer, "args": unmasked(answer.get("args"), waiting.get(call))}
+            call: {**answer, "args": unmasked(answer["args"], waiting.get(call))}
+            if answer.get("action") == "edit"
+            else answer
             for call, answer in given.items()
         }
 

@@ -1,0 +1,160 @@
+"""What a studio form says, read as the answer `ServerRuns.resume` takes.
+
+The forms are the ones `pages` renders; each names its action in the pressed button
+(``action``) and the pause it answers (``at``, read by the route). A form that answers one
+call names it (``call_id``) and holds ``reason``, ``text``, ``tool``, ``args_json`` and
+one ``arg.NAME`` per argument; the form of several calls holds ``decide.CALL`` (approve,
+edit, respond or reject) and the same fields with the call's id in their names
+(``reason.CALL``, ``arg.CALL.NAME``).
+
+An edited argument's field is read by the tool's JSON schema (`field_value`): text where
+the schema says string, JSON where it says number, boolean, array or object, and an empty
+field of an argument the schema does not require is left out, so its default applies. Raw
+JSON, when given, is taken as it is. A response or guidance with no text is refused: it
+would give the model nothing. The server checks the result against the schema
+either way (the gate's one decision schema); this only reads the fields as typed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from thinkgraph.errors import ResumeValueError
+
+__all__ = ["LEFT_OUT", "answer_of", "field_value", "schema_types", "tool_schemas"]
+
+LEFT_OUT: Any = object()
+"""What `field_value` gives for a field to leave out of the arguments."""
+
+_JSON_TYPES: dict[type, tuple[str, ...]] = {
+    bool: ("boolean",),
+    int: ("integer", "number"),
+    float: ("number",),
+    str: ("string",),
+    list: ("array",),
+    dict: ("object",),
+    type(None): ("null",),
+}
+
+
+def tool_schemas(tools: Iterable[Any]) -> dict[str, Mapping[str, Any]]:
+    """Each tool's JSON schema of its arguments, by name ({} when it gives none)."""
+    schemas: dict[str, Mapping[str, Any]] = {}
+    for tool in tools:
+        schema = getattr(tool, "json_schema", None)
+        if callable(schema):
+            try:
+                schema = schema()
+            except Exception:  # a schema that cannot be made: plain fields
+                schema = None
+        schemas[str(getattr(tool, "name", ""))] = schema if isinstance(schema, Mapping) else {}
+    return schemas
+
+
+def schema_types(prop: object) -> tuple[str, ...]:
+    """The JSON types an argument's schema allows (``type``, a list of them, or the
+    alternatives of ``anyOf`` / ``oneOf``), in order; () when it names none."""
+    if not isinstance(prop, Mapping):
+        return ()
+    kind = prop.get("type")
+    found = [kind] if isinstance(kind, str) else [k for k in kind or () if isinstance(k, str)]
+    for alt in prop.get("anyOf") or prop.get("oneOf") or ():
+        found += schema_types(alt)
+    return tuple(dict.fromkeys(found))
+
+
+def field_value(text: str, prop: object, required: bool) -> Any:
+    """A form field's text as the argument's value, by its schema `prop`: `LEFT_OUT` when
+    it is empty and the argument not `required`; the text where only a string (or null)
+    is allowed; else the text read as JSON when that gives an allowed type, the text
+    otherwise (the server's check then says what is wrong with it).
+
+    Example:
+        >>> field_value("007", {"anyOf": [{"type": "string"}, {"type": "null"}]}, False)
+        '007'
+        >>> field_value("3", {"type": "integer"}, True)
+        3
+    """
+    types = schema_types(prop)
+    if text == "" and not required:
+        return LEFT_OUT
+    if types and set(types) <= {"string", "null"}:
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if types and not set(_JSON_TYPES.get(type(value), ())) & set(types):
+        return text
+    return value
+
+
+def answer_of(form: Mapping[str, str], schemas: Mapping[str, Mapping[str, Any]]) -> Any:
+    """The answer a form gives, as `ServerRuns.resume` takes it.
+
+    Raises:
+        ResumeValueError: the form is not one the studio renders, or raw arguments that
+            are not JSON.
+    """
+    action = form.get("action", "")
+    call = form.get("call_id", "")
+    if action == "continue":
+        return None
+    if action in ("retry", "abort"):
+        return action
+    if action == "guidance":
+        text = form.get("text", "")
+        if not text.strip():
+            raise ResumeValueError("write the guidance for the model first")
+        return {"action": "guidance", "text": text}
+    if action == "decide":
+        return {
+            key[len("decide.") :]: _decision(form, chosen, key[len("decide.") :], schemas)
+            for key, chosen in form.items()
+            if key.startswith("decide.")
+        }
+    if not call:
+        raise ResumeValueError("the form names no call")
+    return {call: _decision(form, action, "", schemas)}
+
+
+def _decision(
+    form: Mapping[str, str], action: str, call: str, schemas: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """One call's decision from its fields (`call` empty: the form answers one call)."""
+
+    def field(name: str) -> str:
+        return form.get(f"{name}.{call}" if call else name, "")
+
+    if action == "approve":
+        return {"action": "approve"}
+    if action == "reject":
+        return {"action": "reject", "reason": field("reason").strip() or "rejected by a person"}
+    if action == "respond":
+        if not field("text").strip():
+            raise ResumeValueError("write the result to give instead of the call first")
+        return {"action": "respond", "text": field("text")}
+    if action != "edit":
+        raise ResumeValueError(f"unknown action {action!r}")
+    raw = field("args_json").strip()
+    if raw:
+        try:
+            return {"action": "edit", "args": json.loads(raw)}
+        except ValueError as exc:
+            raise ResumeValueError(f"the arguments are not JSON: {exc}") from None
+    schema = schemas.get(field("tool")) or {}
+    props = schema.get("properties") or {}
+    # Without a schema, no argument is known to be optional: every field is sent.
+    required = set(schema.get("required") or ()) if props else None
+    prefix = f"arg.{call}." if call else "arg."
+    args = {}
+    for key, text in form.items():
+        if key.startswith(prefix):
+            name = key[len(prefix) :]
+            needed = required is None or name in required
+            value = field_value(text, props.get(name), needed)
+            if value is not LEFT_OUT:
+                args[name] = value
+    return {"action": "edit", "args": args}
