@@ -161,3 +161,22 @@ def test_a_reader_tells_a_runs_task_from_its_first_checkpoint(store: str, tmp_pa
         assert agent.reader.task("t") == "add two numbers"
         assert agent.reader.task("f") == "add two numbers"  # a fork has no input of its own
         assert agent.reader.task("nope") is None
+
+
+def test_the_reader_reads_a_run_as_it_stood_at_each_checkpoint(
+    any_store_url: str, thread_id: str
+) -> None:
+    with Agent(
+        ScriptedModel([call("add", a=2, b=40), final("42")]), [add], store=any_store_url
+    ) as agent:
+        agent.run("add", thread_id=thread_id)
+        points = agent.history(thread_id)
+        stood = [agent.reader.at_checkpoint(thread_id, p.checkpoint_id)[1] for p in points]
+        lengths = [len(r.chain) for r in stood]
+        assert lengths[0] == 0  # the input, not applied yet
+        assert lengths == sorted(lengths) and lengths[-1] == len(agent.result(thread_id).chain)
+        assert stood[-1].answer == "42" and stood[1].answer is None
+        with pytest.raises(ThreadNotFoundError, match="has no checkpoint"):
+            agent.reader.at_checkpoint(thread_id, "1f000000-0000-6000-8000-000000000000")
+        with pytest.raises(ThreadNotFoundError):
+            agent.reader.at_checkpoint(f"{thread_id}-none", points[0].checkpoint_id)

@@ -80,6 +80,39 @@ def test_a_run_page_draws_its_graph_with_the_pause_and_lists_its_checkpoints(
     assert 'href="/studio/runs/g1?node=__start__"' not in svg
 
 
+def test_a_checkpoint_page_shows_the_run_as_it_stood_there(
+    client: TestClient, agent: Agent
+) -> None:
+    _paused(client, "tt")
+    _answer_approve = form_of(client.get("/studio/runs/tt").text, "Approve")
+    client.post("/studio/runs/tt/answer", data=_answer_approve, follow_redirects=False)
+    wait_status(client, "tt", "done")
+    at = next(h.checkpoint_id for h in agent.history("tt") if h.node == "think")
+    page = client.get(f"/studio/runs/tt/at/{at}")
+    assert page.status_code == 200
+    text = page.text
+    # Its steps up to there: the call proposed, not yet its result or the answer.
+    steps = text.split("<h2>Steps up to here</h2>", 1)[1]
+    assert "send(" in steps and "sent 2 to ops" not in steps and "Final Answer" not in steps
+    # The graph as it stood: think visited, the run before approve, act not reached yet.
+    svg = text.split("<svg", 1)[1].split("</svg>", 1)[0]
+    assert re.search(r'class="node[^"]*\bvisited\b[^"]*" id="node-think"', svg)
+    assert re.search(r'class="node[^"]*\bcurrent\b[^"]*" id="node-approve"', svg)
+    assert not re.search(r'class="node[^"]*\bvisited\b[^"]*" id="node-act"', svg)
+    assert re.search(
+        r'class="node[^"]*\bvisited\b[^"]*" id="node-act"', client.get("/studio/runs/tt").text
+    )
+    # Its status and totals then, and each node a link to the run's steps of that node.
+    # This is the checkpoint the run paused at for approval: it says so.
+    assert 'then: <span class="status-paused">paused</span>' in text
+    assert "waiting for: approval: <code>send(" in text
+    assert "answer:" not in text.split("<h2>", 1)[0]  # no answer yet there
+    assert 'href="/studio/runs/tt?node=act"' in svg
+    # The run's input checkpoint (before any node ran) is shown too.
+    first = agent.history("tt")[0].checkpoint_id
+    assert client.get(f"/studio/runs/tt/at/{first}").status_code == 200
+
+
 def test_approve_by_form_runs_the_call_and_a_second_submit_is_409(
     client: TestClient,
 ) -> None:
@@ -248,3 +281,25 @@ def test_replay_leads_to_the_comparison_and_compare_names_both_runs(
     assert "they part at step" in other
     assert re.search(r'class="node[^"]*\bonly-a\b', other)
     assert client.get("/studio/compare", params={"a": "p1", "b": "nope"}).status_code == 404
+
+
+def test_a_custom_graphs_checkpoint_shows_its_own_nodes_and_state_masked(tmp_path: Path) -> None:
+    from tests.cli.state_graphs import PLANNED
+
+    secret = "sk-proj-abcdefghijklmnop1234"
+    store = f"sqlite:///{tmp_path / 'c.db'}"
+    replies = ["Thought: done\nFinal Answer: 42"] * 4
+    with Agent(ScriptedModel(replies), store=store, graph=PLANNED) as agent:
+        agent.run("plan it", thread_id="c1")
+        at = next(c.checkpoint_id for c in agent.history("c1") if c.node == "planner")
+        agent.fork("c1", at, state={"plan": [f"call {secret}", "<b>bold</b>"]}, new_thread_id="c2")
+        with TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client:
+            for thread in ("c1", "c2"):
+                points = [h.checkpoint_id for h in agent.history(thread)]
+                pages = [client.get(f"/studio/runs/{thread}/at/{p}") for p in points]
+                assert all(p.status_code == 200 for p in pages)
+                last = pages[-1].text
+                assert 'data-node="planner"' in last  # the user's node, from the run's shape
+                assert "<td>plan</td>" in last and "<td>score</td>" in last  # its own keys
+                assert all(secret not in p.text and "<b>bold" not in p.text for p in pages)
+            assert "&lt;b&gt;bold&lt;/b&gt;" in last and "call ***" in last

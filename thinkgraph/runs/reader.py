@@ -246,6 +246,34 @@ class RunReader:
 
     snapshot = sync_method(asnapshot)
 
+    async def aat_checkpoint(
+        self, thread_id: str, checkpoint_id: str
+    ) -> tuple[StateSnapshot, RunResult]:
+        """A run as it stood at one of its checkpoints: the whole state there (the chain
+        rebuilt up to it) and the result it stood for, for drawing and showing that point
+        (time travel). The run's input checkpoint holds no state yet: an empty chain.
+
+        Raises:
+            ThreadNotFoundError: no run is stored under `thread_id`, or it has no
+                checkpoint `checkpoint_id`.
+        """
+        found = await self.latest_tuple(thread_id)
+        if found is None:
+            raise await self.ano_run(thread_id)
+        config = _config(thread_id)
+        config["configurable"]["checkpoint_id"] = checkpoint_id
+        with steps_left_packed():
+            there = await self._store.aget_tuple(config)
+        if there is None:
+            raise ThreadNotFoundError(
+                f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}; list them with "
+                f"history({thread_id!r}) or `thinkgraph history {thread_id}`"
+            )
+        snapshot = await self._graph_for(found).aget_state(config)
+        return snapshot, self.result_of(thread_id, snapshot)
+
+    at_checkpoint = sync_method(aat_checkpoint)
+
     def overlay(self, thread_id: str) -> tuple[StateSnapshot, RunResult]:
         """A run's whole state and its result, for drawing the path it took (one read)."""
         snapshot = self.snapshot(thread_id)

@@ -10,17 +10,20 @@ server's own process, with nothing from the network:
                                               answer; its graph (our own SVG, the path,
                                               visits, the current node and the pause as
                                               classes); its checkpoints; its steps
-                                              (``?node=NAME``: that node's only); its state
-    GET  /studio/runs/{thread}/at/{checkpoint} the run's own state keys at a checkpoint
+                                              (``?node=NAME``, each drawn node's link: that
+                                              node's only); its state
+    GET  /studio/runs/{thread}/at/{checkpoint} the run as it stood at a checkpoint: its
+                                              status, graph, steps and own state there
     POST /studio/runs/{thread}/answer         a form's answer: Approve, Edit, Respond,
                                               Reject, Continue, Retry, Abort, guidance
 
 Every page works without JavaScript and by keyboard: links and form POSTs. A form names
 the pause it answers (``at``: its checkpoint id) and carries the CSRF token
 (`thinkgraph.server.studio.csrf`): an answer to a pause that was answered already, or that
-the run left, is 409 and changes nothing; a form without the token is 403. Answers go
-through the server's one answer path (`ServerRuns.resume`, one answer per pause), as the
-JSON API's do.
+the run left, is 409 and changes nothing; a form without the token is 403. What a form
+says is read as an answer by `thinkgraph.server.studio.forms`; answers go through the
+server's one answer path (`ServerRuns.resume`, one answer per pause), as the JSON API's
+do.
 """
 
 from thinkgraph.server.studio.csrf import Csrf

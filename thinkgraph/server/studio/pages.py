@@ -15,6 +15,8 @@ from typing import Any
 from thinkgraph.server.studio.csrf import FIELD
 from thinkgraph.server.studio.forms import schema_types
 from thinkgraph.server.studio.html import esc, link, page, thread_url
+from thinkgraph.state import LLMCallStep, as_step
+from thinkgraph.views.text import step_body
 
 __all__ = ["Filters", "checkpoint_page", "compare_page", "run_page", "runs_page"]
 
@@ -319,17 +321,27 @@ def _other(thread: str, token: str, at: str, p: Mapping[str, Any]) -> str:
     )  # fmt: skip
 
 
+def _step_text(step: Mapping[str, Any]) -> str:
+    """What a step of a masked document says, in the words of every view (`step_body`);
+    a model call with its reply, a summarized call with its summary."""
+    if step.get("visibility") == "summary":
+        return str(step.get("summary") or "")
+    fields = {k: v for k, v in step.items() if k != "visibility"}
+    try:
+        revived = as_step(fields)
+    except ValueError:  # a step this version cannot read: its fields as they are
+        return json.dumps(fields, ensure_ascii=False, default=str)
+    text = step_body(revived)
+    if isinstance(revived, LLMCallStep) and revived.text:
+        text += "\n" + revived.text
+    return text
+
+
 def _step(step: Mapping[str, Any]) -> str:
-    kind = str(step.get("type", ""))
-    text = step.get("text")
-    if kind == "tool_call":
-        text = f"{step.get('tool')}({json.dumps(step.get('args'), ensure_ascii=False)})"
-    elif kind in ("tool_result", "observation"):
-        text = step.get("text") or step.get("result") or step.get("content")
-    shown = "" if text is None else str(text)
+    shown = _step_text(step)
     return (
         f'<tr id="step-{esc(step.get("number"))}"><td>{esc(step.get("number"))}</td>'
-        f"<td>{esc(step.get('node') or '')}</td><td>{esc(kind)}</td>"
+        f"<td>{esc(step.get('node') or '')}</td><td>{esc(step.get('type', ''))}</td>"
         f"<td><pre>{esc(shown[:4000])}</pre></td></tr>"
     )
 
@@ -404,10 +416,18 @@ def run_page(
 
 
 def checkpoint_page(
-    thread: str, point: Mapping[str, Any], state: Mapping[str, Any], token: str = ""
+    thread: str,
+    point: Mapping[str, Any],
+    doc: Mapping[str, Any],
+    svg: str,
+    steps: Sequence[Mapping[str, Any]],
+    token: str = "",
 ) -> str:
-    """One checkpoint of a run: its node, when, the run's own state keys there, and the
-    form that forks a new run from it (state keys and steps edited)."""
+    """One checkpoint of a run: the run as it stood there (its status, totals and what it
+    waited for, from `doc`; its graph `svg` with the path up to there; its `steps` up to
+    there; its own state keys) and the form that forks a new run from it (state keys and
+    steps edited)."""
+    state = doc.get("state") or {}
     rows = _state_rows(state)
     keys = "".join(
         f'<label for="state-{esc(k)}">{esc(k)} (JSON)</label>'
@@ -426,17 +446,30 @@ def checkpoint_page(
         '<input type="text" id="new_thread" name="new_thread">'
         '<button name="action" value="fork">Fork from here</button></form>'
     )
+    totals = doc.get("totals") or {}
+    pending = doc.get("pending") or []
+    answer = doc.get("answer")
     body = (
         f"<h1>Run {link(thread_url(thread), thread)} at checkpoint "
         f"{esc(point.get('checkpoint_id'))}</h1>"
         f"<p>after node <strong>{esc(point.get('node'))}</strong> · step {esc(point.get('step'))}"
         f" · {esc(point.get('at') or '')}</p>"
+        f"<p>then: {_status(doc)} · {esc(totals.get('tokens', 0))} tokens · "
+        f"{esc(_cost(totals.get('cost_usd')))}</p>"
+        + (f"<p>waiting for: {_waits_for(pending)}</p>" if pending else "")
+        + (f"<p>answer: <strong>{esc(answer)}</strong></p>" if answer is not None else "")
+        + '<div class="cols"><section aria-label="graph"><h2>Graph, as it stood</h2>'
+        f'<div class="graph">{svg}</div></section>'
+        + '<section aria-label="state"><h2>State</h2>'
         + (
-            f"<h2>State</h2><table><tbody>{rows}</tbody></table>"
+            f"<table><tbody>{rows}</tbody></table>"
             if rows
             else '<p class="muted">The graph keeps no state keys of its own.</p>'
         )
-        + f"<h2>Fork</h2>{fork}"
+        + f"<h2>Fork</h2>{fork}</section></div>"
+        + "<h2>Steps up to here</h2>"
+        "<table><thead><tr><th>#</th><th>Node</th><th>Type</th><th>Text</th></tr></thead>"
+        f"<tbody>{''.join(_step(s) for s in steps)}</tbody></table>"
     )
     return page(f"Run {thread} at a checkpoint", body)
 

@@ -162,24 +162,42 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
 
     async def at_checkpoint(request: Request) -> Response:
         thread, wanted = request.path_params["thread"], request.path_params["checkpoint"]
+
+        def read() -> tuple[dict[str, Any], str, dict[str, Any], list[dict[str, Any]]]:
+            """The checkpoint, the graph as the run stood there, the run's document there
+            and its steps up to there (masked by what the whole run holds)."""
+            snapshot, there = agent.reader.at_checkpoint(thread, wanted)
+            whole = agent.reader.result(thread)
+            point = next(p for p in agent.history(thread) if p.checkpoint_id == wanted)
+            model, overlay = run_model(
+                agent.graph, agent.deps, limits=agent.limits,
+                breakpoints=agent.breakpoints, run=(snapshot, there),
+            )  # fmt: skip
+            names = {str(n) for n in model.nodes if not str(n).startswith("__")}
+
+            svg = to_svg_layout(model, overlay, node_href=steps_link(thread, names))
+            redactor = Redactor(whole.chain, tool_map(tools), mask_unknown=True)
+            doc = to_json_dict(there, tools=tools) | {"state": shown_state(point.state, redactor)}
+            # The steps as the whole run's view shows them (a secret the run learned later
+            # is masked here too), up to the last one this checkpoint holds.
+            held = len(there.chain)
+            steps = [
+                s for s in to_json_dict(whole, tools=tools)["steps"] if int(s["number"]) < held
+            ]
+            info = {
+                "checkpoint_id": point.checkpoint_id,
+                "node": point.node,
+                "step": point.step,
+                "at": point.at.isoformat() if point.at else "",
+            }
+            return info, svg, doc, steps
+
         try:
-            points = await run_in_threadpool(agent.history, thread)
-            chain = await agent.achain(thread)
+            info, svg, doc, steps = await run_in_threadpool(read)
         except ThinkgraphError as exc:
             return _refusal(exc)
-        point = next((p for p in points if p.checkpoint_id == wanted), None)
-        if point is None:
-            return _problem(f"run {thread!r} has no checkpoint {wanted!r}", 404)
-        redactor = Redactor(chain, tool_map(tools), mask_unknown=True)
-        shown = shown_state(point.state, redactor)
-        info = {
-            "checkpoint_id": point.checkpoint_id,
-            "node": point.node,
-            "step": point.step,
-            "at": point.at.isoformat() if point.at else "",
-        }
         value, new = csrf.cookie(request)
-        body = checkpoint_page(thread, info, shown, token=csrf.token(value))
+        body = checkpoint_page(thread, info, doc, svg, steps, token=csrf.token(value))
         return _html(body, set_cookie=value if new else None)
 
     async def answer(request: Request) -> Response:
