@@ -37,7 +37,7 @@ from thinkgraph.errors import ResumeValueError
 from thinkgraph.hitl import Approve, Edit, Pending, Reject, Respond
 from thinkgraph.state import BaseStep
 from thinkgraph.tools.base import Tool
-from thinkgraph.views.redact import MASK, Redactor, unknown_tools_note
+from thinkgraph.views.redact import MASK, Redactor, unknown_tools_note, unmasked
 
 __all__ = [
     "EDIT_PLACEHOLDER",
@@ -168,7 +168,8 @@ def masked_pending(
 
 
 def keep_masked(args: dict[str, Any], proposed: dict[str, Any] | None) -> dict[str, Any]:
-    """Edited arguments with each "***" replaced by the proposed value it masked.
+    """Edited arguments with each "***" replaced by the proposed value it masked, as every
+    door reads an edit of masked arguments (`views.redact.unmasked`).
 
     Raises:
         ValueError: a value is still `EDIT_PLACEHOLDER` (the printed example pasted
@@ -185,15 +186,7 @@ def keep_masked(args: dict[str, Any], proposed: dict[str, Any] | None) -> dict[s
             f'{which} {"is" if len(left) == 1 else "are"} still "{EDIT_PLACEHOLDER}": put '
             'the value the call should use there, or "***" to keep the proposed one'
         )
-    kept: dict[str, Any] = {}
-    for key, value in args.items():
-        old = (proposed or {}).get(key)
-        if value == MASK and proposed is not None and key in proposed:
-            kept[key] = old
-        elif isinstance(value, dict) and isinstance(old, dict):
-            kept[key] = keep_masked(value, old)
-        else:
-            kept[key] = value
+    kept: dict[str, Any] = unmasked(args, proposed)
     return kept
 
 
