@@ -6,9 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page
 from starlette.testclient import TestClient
 
 from tests.server.support import REPLIES, TOOLS
+from tests.support.chromium import launched
 from thinkgraph import Agent, ScriptedModel, StepLimits
 from thinkgraph.server import build_app
 
@@ -31,3 +33,13 @@ def agent(tmp_path: Path) -> Iterator[Agent]:
 def client(agent: Agent) -> Iterator[TestClient]:
     with TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as test_client:
         yield test_client
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    """A tab of a headless system Chromium for this test alone (the module's other tests
+    may run their own event loops); skips without Chromium."""
+    with launched() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        yield context.new_page()
+        context.close()

@@ -15,12 +15,12 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import Page, expect
 from starlette.testclient import TestClient
 
 from tests.cli.state_graphs import PLANNED
 from tests.server.conftest import BASE
 from tests.server.support import Live, events
-from tests.support.browser import CHROMIUM, Browser
 from thinkgraph import Agent, ScriptedModel
 from thinkgraph.server import build_app
 
@@ -70,28 +70,27 @@ def test_the_run_document_and_its_status_events_carry_its_own_state_masked(
         assert SECRET not in shown.text and all(SECRET not in json.dumps(d) for _, d in seen)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
-def test_the_page_shows_the_runs_own_state_as_text(planner: Agent, tmp_path: Path) -> None:
+def test_the_page_shows_the_runs_own_state_as_text(
+    planner: Agent, page: Page, tmp_path: Path
+) -> None:
     live = Live(build_app(planner, poll_s=0.05))
-    browser = Browser(tmp_path / "profile")
     try:
         started = httpx.post(live.url + "/runs", json={"task": "plan it", "thread_id": "p1"})
         assert started.status_code == 202
         done(lambda p: httpx.get(live.url + p), "p1")
         forked(planner)
 
-        browser.open(live.url + "/#thread=p1")
-        browser.wait_for_text('plan = ["step 1","step 2"]')
-        keys = "[...document.querySelectorAll('#state li')].map((li) => li.textContent)"
-        assert browser.evaluate(keys) == ['plan = ["step 1","step 2"]', "score = 20"]
+        page.goto(live.url + "/#thread=p1")
+        keys = page.locator("#state li")
+        expect(keys).to_have_text(['plan = ["step 1","step 2"]', "score = 20"])
 
-        browser.evaluate("watch('f1')")
-        shown = browser.wait_for(f"{keys}.length === 2 && {keys}[0].includes('call') && {keys}")
-        assert shown[0] == "plan = " + json.dumps(["call ***", MARKUP], separators=(",", ":"))
-        assert browser.evaluate("document.querySelectorAll('#state img').length") == 0
-        assert browser.evaluate("document.title") == "thinkgraph"
-        assert SECRET not in str(browser.evaluate("document.body.innerText"))
-        browser.screenshot(tmp_path / "state.png")
+        page.evaluate("() => watch('f1')")
+        plan = "plan = " + json.dumps(["call ***", MARKUP], separators=(",", ":"))
+        expect(keys.first).to_have_text(plan)
+        expect(keys).to_have_count(2)
+        assert page.locator("#state img").count() == 0
+        assert page.title() == "thinkgraph"
+        assert SECRET not in page.locator("body").inner_text()
+        page.screenshot(path=str(tmp_path / "state.png"))
     finally:
-        browser.close()
         live.stop()

@@ -14,11 +14,11 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import Page, expect
 from starlette.testclient import TestClient
 
 from tests.server.conftest import BASE
 from tests.server.support import Live
-from tests.support.browser import CHROMIUM, Browser
 from thinkgraph import Agent, ScriptedModel, tool
 from thinkgraph.server import build_app
 from thinkgraph.server.page import PAGE, PAGE_CSP
@@ -131,24 +131,10 @@ def test_the_page_runs_only_its_own_script_and_style_and_has_no_inline_handlers(
     assert "innerHTML" not in PAGE and "<script src" not in PAGE
 
 
-def _click(browser: Browser, label: str, within: str = "#pending") -> None:
-    clicked = browser.evaluate(
-        f"(() => {{ const b = [...document.querySelectorAll({json.dumps(within + ' button')})]"
-        f".find((b) => b.textContent === {json.dumps(label)}); if (b) b.click(); return !!b; }})()"
-    )
-    assert clicked, f"no button {label!r} in {within}"
-
-
-def _fill(browser: Browser, selector: str, value: str) -> None:
-    browser.evaluate(f"document.querySelector({json.dumps(selector)}).value = {json.dumps(value)}")
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_the_live_page_edits_and_answers_calls_draws_the_run_and_pages_the_list(
-    sender: Agent, tmp_path: Path
+    sender: Agent, page: Page, tmp_path: Path
 ) -> None:
     live = Live(build_app(sender, poll_s=0.05))
-    browser = Browser(tmp_path / "profile")
     try:
         threads = ["e1", "e2", *(f"more{i}" for i in range(10))]  # 12 runs: two pages
         for thread in threads:
@@ -157,61 +143,64 @@ def test_the_live_page_edits_and_answers_calls_draws_the_run_and_pages_the_list(
         for thread in threads:
             _wait_status(lambda p: httpx.get(live.url + p), thread, "paused")
 
-        browser.open(live.url + "/#thread=e1")
-        browser.wait_for_text('waits for approval: send({"to":"ops","count":2})')
+        page.goto(live.url + "/#thread=e1")
+        pending = page.locator("#pending")
+        expect(pending).to_contain_text('waits for approval: send({"to":"ops","count":2})')
         # The diagram: drawn by the server, shown as an image, with the path to the pause.
-        browser.wait_for("document.querySelector('#drawing img')?.naturalWidth > 0")
-        drawn = browser.evaluate("diagramText")
+        page.wait_for_function("() => document.querySelector('#drawing img')?.naturalWidth > 0")
+        drawn = page.evaluate("() => diagramText")
         assert ">think</text>" in drawn and "paused: approval of send" in drawn
-        browser.screenshot(tmp_path / "paused.png")
+        page.screenshot(path=str(tmp_path / "paused.png"))
 
         # The run list, ten at a time.
-        listed = "[...document.querySelectorAll('li.run')].map((li) => li.dataset.thread)"
-        first = browser.wait_for(f"{listed}.length === 10 && {listed}")
-        assert browser.evaluate("$('prev').disabled") is True
-        browser.evaluate("$('next').click()")
-        second = browser.wait_for(f"{listed}.length === 2 && {listed}")
+        runs = page.locator("li.run")
+        expect(runs).to_have_count(10)
+        first = runs.evaluate_all("(lis) => lis.map((li) => li.dataset.thread)")
+        expect(page.locator("#prev")).to_be_disabled()
+        page.locator("#next").click()
+        expect(runs).to_have_count(2)
+        second = runs.evaluate_all("(lis) => lis.map((li) => li.dataset.thread)")
         assert sorted(first + second) == sorted(threads)
-        assert browser.evaluate("$('next').disabled") is True
-        assert "runs 11–12" in browser.wait_for_text("runs 11–12")
-        browser.evaluate("$('prev').click()")
-        browser.wait_for(f"{listed}.length === 10")
+        expect(page.locator("#next")).to_be_disabled()
+        expect(page.locator("body")).to_contain_text("runs 11–12")
+        page.locator("#prev").click()
+        expect(runs).to_have_count(10)
 
         # Edit with a value the schema refuses: said next to the call; the run waits on.
-        _click(browser, "Edit")
-        prefilled = json.loads(browser.evaluate("document.querySelector('textarea.args').value"))
-        assert prefilled == {"to": "ops", "count": 2}
-        _fill(browser, "textarea.args", '{"to": "team", "count": "lots"}')
-        _click(browser, "Run with these arguments")
-        fault = browser.wait_for("document.querySelector('.pending[data-call] .fault').textContent")
-        assert "count" in fault and "integer" in fault and "still paused" in fault
-        browser.screenshot(tmp_path / "refused.png")
+        pending.get_by_role("button", name="Edit", exact=True).click()
+        args = pending.locator("textarea.args")
+        assert json.loads(args.input_value()) == {"to": "ops", "count": 2}
+        args.fill('{"to": "team", "count": "lots"}')
+        pending.get_by_role("button", name="Run with these arguments").click()
+        fault = pending.locator(".pending[data-call] .fault")
+        expect(fault).to_contain_text("still paused")
+        assert "count" in fault.text_content() and "integer" in fault.text_content()
+        page.screenshot(path=str(tmp_path / "refused.png"))
         doc = httpx.get(live.url + "/runs/e1").json()
         assert doc["status"] == "paused" and doc["pending"][0]["args"] == {"to": "ops", "count": 2}
 
         # Good arguments: the call runs with them.
-        _fill(browser, "textarea.args", '{"to": "team", "count": 5}')
-        _click(browser, "Run with these arguments")
-        browser.wait_for_text("answer: sent")
+        args.fill('{"to": "team", "count": 5}')
+        pending.get_by_role("button", name="Run with these arguments").click()
+        expect(page.locator("body")).to_contain_text("answer: sent")
         doc = _wait_status(lambda p: httpx.get(live.url + p), "e1", "done")
         [result] = [s for s in doc["steps"] if s["type"] == "tool_result"]
         assert result["output"] == "sent 5 to team"
         # The diagram is drawn again once the run ended: the path now reaches the end.
-        browser.wait_for(
-            "diagramText.includes('>finalize</text>') && !diagramText.includes('paused')"
+        page.wait_for_function(
+            "() => diagramText.includes('>finalize</text>') && !diagramText.includes('paused')"
         )
 
         # A second run answered with text instead of running the call.
-        browser.evaluate("watch('e2')")
-        browser.wait_for_text("waits for approval: send")
-        _click(browser, "Respond")
-        _fill(browser, ".pending .form textarea", "it went out by hand already")
-        _click(browser, "Send response")
-        browser.wait_for_text("answer: sent")
+        page.evaluate("() => watch('e2')")
+        expect(pending).to_contain_text("waits for approval: send")
+        pending.get_by_role("button", name="Respond").click()
+        pending.locator(".pending .form textarea").fill("it went out by hand already")
+        pending.get_by_role("button", name="Send response").click()
+        expect(page.locator("body")).to_contain_text("answer: sent")
         doc = _wait_status(lambda p: httpx.get(live.url + p), "e2", "done")
         [result] = [s for s in doc["steps"] if s["type"] == "tool_result"]
         assert result["node"] == "approve"  # answered at the gate; `send` never ran
         assert result["output"] == "it went out by hand already"
     finally:
-        browser.close()
         live.stop()

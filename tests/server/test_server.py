@@ -14,11 +14,11 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import Page, expect
 from starlette.testclient import TestClient
 
 from tests.server.conftest import BASE
 from tests.server.support import REPLIES, TOOLS, Served, events
-from tests.support.browser import CHROMIUM, Browser
 from tests.support.meeting import REPLIES as MEETING
 from tests.support.meeting import meeting
 from thinkgraph import Agent, ScriptedModel, tool
@@ -150,27 +150,23 @@ def test_thinkgraph_serve_runs_a_task_over_real_http(served: str) -> None:
     assert [k for k, _ in ended].count("step") >= 14
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_the_live_page_shows_a_run_and_approves_it_in_a_real_browser(
-    served: str, tmp_path: Path
+    served: str, page: Page
 ) -> None:
     httpx.post(served + "/runs", json={"task": "add then publish", "thread_id": "b1"}, headers=AUTH)
-    browser = Browser(tmp_path / "profile")
-    try:
-        browser.open(served + f"/?token={TOKEN}#thread=b1")  # the cookie, then the page
-        shown = browser.wait_for_text("waits for approval: publish")
-        assert "#4 tool_result" in shown and "add → ok" in shown
-        deadline = time.monotonic() + 10  # the stream ended at the pause; no reconnecting
-        while browser.evaluate("source.readyState") != 2:  # EventSource.CLOSED
-            assert time.monotonic() < deadline, "the page keeps reconnecting to a paused run"
-            time.sleep(0.1)
-        browser.evaluate("document.querySelector('#pending button').click()")  # Approve
-        shown = browser.wait_for_text("answer: 3")
-        assert "#9 human" in shown and "approve" in shown and "#14 final" in shown
-        assert "waits for approval" not in shown
-        assert shown.count("#4 tool_result") == 1  # each step once, though streamed twice
-    finally:
-        browser.close()
+    page.goto(served + f"/?token={TOKEN}#thread=b1")  # the cookie, then the page
+    body = page.locator("body")
+    expect(body).to_contain_text("waits for approval: publish")
+    shown = body.inner_text()
+    assert "#4 tool_result" in shown and "add → ok" in shown
+    # The stream ended at the pause; no reconnecting (EventSource.CLOSED is 2).
+    page.wait_for_function("() => source.readyState === 2", timeout=10_000)
+    page.locator("#pending").get_by_role("button", name="Approve").click()
+    expect(body).to_contain_text("answer: 3")
+    shown = body.inner_text()
+    assert "#9 human" in shown and "approve" in shown and "#14 final" in shown
+    assert "waits for approval" not in shown
+    assert shown.count("#4 tool_result") == 1  # each step once, though streamed twice
     done = httpx.get(served + "/runs/b1", headers=AUTH).json()
     assert done["status"] == "done" and done["answer"] == "3"
 
