@@ -146,3 +146,16 @@ def test_an_ask_human_pause_is_answered_by_form(
         doc = wait_status(client, "q1", status)
         kinds = [s.get("kind") for s in doc["steps"] if s.get("type") == "human"]
         assert kinds[-1] == fields["action"]
+
+
+def test_the_inbox_says_what_each_paused_run_was_asked(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    with (
+        Agent(ScriptedModel(LOGIN * 2), [login], store=store) as agent,
+        TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client,
+    ):
+        _paused(client, "a1", task="Log Ann in <b>now</b> with sk-abcdefghijklmnopqrstuv")
+        listing = client.get("/studio", params={"q": "nothing matches this"}).text
+        inbox = listing.split('id="waiting"')[1].split("</section>")[0]
+        assert "Log Ann in &lt;b&gt;now&lt;/b&gt; with ***" in inbox  # as text, masked
+        assert "sk-abcdefghijklmnopqrstuv" not in listing

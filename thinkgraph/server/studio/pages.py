@@ -121,7 +121,8 @@ def runs_page(
     )
     inbox = "".join(
         f"<li>{link(thread_url(str(r['thread_id'])), str(r['thread_id']))} "
-        f'<span class="muted">{esc(_age(r.get("updated_at"), now))}</span><br>'
+        f'<span class="muted">{esc(_age(r.get("updated_at"), now))}</span> '
+        f"{esc(_short(str(r.get('task') or '')))}<br>"
         f"{_waits_for(r.get('pending') or [])}</li>"
         for r in waiting
     )

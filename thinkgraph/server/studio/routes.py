@@ -52,6 +52,8 @@ PAGE_SIZE = 50
 
 MAX_FORM_FIELDS = 200
 
+Rows = list[dict[str, Any]]
+
 _START_REFUSED: dict[type[ThinkgraphError], int] = {
     ThreadExistsError: 409,
     ThreadBusyError: 409,
@@ -115,16 +117,16 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
                 tasks[thread] = "" if text is None else redactor.text(text)
             return tasks[thread]
 
-        def read() -> tuple[list[dict[str, Any]], list[dict[str, Any]], bool]:
+        def read() -> tuple[Rows, Rows, Rows, bool]:
             listed = [run_summary_dict(r, tools=tools) for r in agent.runs()]
             matching = [r for r in listed if filters.matches(r, task_of)]
             shown = matching[filters.offset : filters.offset + PAGE_SIZE]
-            for run in shown:
+            waiting = [r for r in listed if r.get("status") == "paused"]
+            for run in [*shown, *waiting]:  # the inbox says what each run was asked too
                 run["task"] = task_of(str(run["thread_id"]))
-            return listed, shown, len(matching) > filters.offset + PAGE_SIZE
+            return listed, waiting, shown, len(matching) > filters.offset + PAGE_SIZE
 
-        listed, shown, has_next = await run_in_threadpool(read)
-        waiting = [r for r in listed if r.get("status") == "paused"]
+        listed, waiting, shown, has_next = await run_in_threadpool(read)
         graphs = sorted({str(r.get("graph") or "ours") for r in listed})
         value, new = csrf.cookie(request)
         body = runs_page(shown, waiting, filters, graphs, has_next, token=csrf.token(value))
