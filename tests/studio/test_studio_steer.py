@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,21 @@ def book(room: str, people: int | None = None, note: str | None = None) -> str:
     return f"booked {room!r} for {people!r}, note {note!r}"
 
 
+class Size(str, Enum):
+    SMALL = "1"
+    LARGE = "2"
+
+
+@tool(requires_approval=True)
+def order(size: Size, extra: Size | None = None) -> str:
+    """Order a box."""
+    return f"ordered {size.value} and {extra.value if extra else None}"
+
+
+ORDER = [
+    'Thought: order\nAction: order\nAction Input: {"size": "1"}',
+    "Thought: done\nFinal Answer: ordered",
+]
 BOOK = [
     'Thought: book\nAction: book\nAction Input: {"room": "blue", "people": 3}',
     "Thought: done\nFinal Answer: booked",
@@ -38,7 +54,7 @@ TWO_CALLS = [
 def _served(tmp_path: Path, replies: list[str], **options: Any) -> Iterator[TestClient]:
     store = f"sqlite:///{tmp_path / 'steer.db'}"
     with (
-        Agent(ScriptedModel(replies), [send, book], store=store, **options) as agent,
+        Agent(ScriptedModel(replies), [send, book, order], store=store, **options) as agent,
         TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client,
     ):
         client.app_state["agent"] = agent
@@ -161,3 +177,15 @@ def test_an_empty_response_or_guidance_is_422_and_the_run_waits(tmp_path: Path) 
         refused = client.post("/studio/runs/ask/answer", data=fields, follow_redirects=False)
         assert refused.status_code == 422 and "write the guidance" in refused.text
         assert client.get("/runs/ask").json()["status"] == "paused"
+
+
+def test_an_argument_of_a_type_the_schema_defines_apart_is_read_by_it(tmp_path: Path) -> None:
+    for client in _served(tmp_path, ORDER):
+        page = _paused(client, "box")
+        assert '>size <span class="muted">(string)</span>' in page  # its $ref followed
+        assert '>extra <span class="muted">(string or null)</span>' in page
+        fields = form_of(page, "Edit")
+        fields.update({"arg.size": "2", "arg.extra": "1"})  # enum values that read as numbers
+        _answer(client, "box", fields)
+        wait_status(client, "box", "done")
+        assert "ordered 2 and 1" in _steps(client, "box")

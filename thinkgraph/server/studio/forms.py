@@ -7,7 +7,8 @@ one ``arg.NAME`` per argument; the form of several calls holds ``decide.CALL`` (
 edit, respond or reject) and the same fields with the call's id in their names
 (``reason.CALL``, ``arg.CALL.NAME``).
 
-An edited argument's field is read by the tool's JSON schema (`field_value`): text where
+An edited argument's field is read by its schema in the tool's JSON schema (`arg_schema`,
+which follows the ``$ref`` of an enum or a model; `field_value`): text where
 the schema says string, JSON where it says number, boolean, array or object, and an empty
 field of an argument the schema does not require is left out, so its default applies. Raw
 JSON, when given, is taken as it is. A response or guidance with no text is refused: it
@@ -23,7 +24,7 @@ from typing import Any
 
 from thinkgraph.errors import ResumeValueError
 
-__all__ = ["LEFT_OUT", "answer_of", "field_value", "schema_types", "tool_schemas"]
+__all__ = ["LEFT_OUT", "answer_of", "arg_schema", "field_value", "schema_types", "tool_schemas"]
 
 LEFT_OUT: Any = object()
 """What `field_value` gives for a field to leave out of the arguments."""
@@ -51,6 +52,36 @@ def tool_schemas(tools: Iterable[Any]) -> dict[str, Mapping[str, Any]]:
                 schema = None
         schemas[str(getattr(tool, "name", ""))] = schema if isinstance(schema, Mapping) else {}
     return schemas
+
+
+def arg_schema(schema: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """The schema of the argument `name` of a tool's `schema`, with the types it refers to
+    (``$ref`` to ``#/$defs/…``, as pydantic writes an enum or a model) put in place, at
+    its top and in its ``anyOf`` / ``oneOf``; {} when the schema does not name it."""
+    props = schema.get("properties")
+    prop = props.get(name) if isinstance(props, Mapping) else None
+    defs = schema.get("$defs") or schema.get("definitions") or {}
+    return _resolved(prop, defs if isinstance(defs, Mapping) else {}, 0)
+
+
+def _resolved(prop: object, defs: Mapping[str, Any], depth: int) -> Mapping[str, Any]:
+    """`prop` with its ``$ref`` replaced by what it names, and its alternatives' too (to a
+    bounded depth: a recursive model stops there)."""
+    if not isinstance(prop, Mapping) or depth > 8:
+        return {}
+    ref = prop.get("$ref")
+    if isinstance(ref, str):
+        target = defs.get(ref.rsplit("/", 1)[-1])
+        own = {k: v for k, v in prop.items() if k != "$ref"}
+        return _resolved(
+            {**(target if isinstance(target, Mapping) else {}), **own}, defs, depth + 1
+        )
+    alts = {
+        key: [_resolved(alt, defs, depth + 1) for alt in prop[key]]
+        for key in ("anyOf", "oneOf")
+        if isinstance(prop.get(key), list)
+    }
+    return {**prop, **alts}
 
 
 def schema_types(prop: object) -> tuple[str, ...]:
@@ -154,7 +185,7 @@ def _decision(
         if key.startswith(prefix):
             name = key[len(prefix) :]
             needed = required is None or name in required
-            value = field_value(text, props.get(name), needed)
+            value = field_value(text, arg_schema(schema, name), needed)
             if value is not LEFT_OUT:
                 args[name] = value
     return {"action": "edit", "args": args}

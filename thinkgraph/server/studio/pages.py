@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from thinkgraph.server.studio.csrf import FIELD
-from thinkgraph.server.studio.forms import schema_types
+from thinkgraph.server.studio.forms import arg_schema, schema_types
 from thinkgraph.server.studio.html import esc, link, page, thread_url
 from thinkgraph.state import LLMCallStep, as_step
 from thinkgraph.views.text import step_body
@@ -204,7 +204,7 @@ def _arg_fields(
         field_id = f"arg-{call_id}-{name}"
         value = args.get(name, "")
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        kind = " or ".join(schema_types(props.get(name) if isinstance(props, Mapping) else None))
+        kind = " or ".join(schema_types(arg_schema(schema, name)))
         fields.append(
             f'<label for="{esc(field_id)}">{esc(name)} '
             f'<span class="muted">({esc(kind or "any")})</span></label>'
