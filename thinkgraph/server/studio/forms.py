@@ -7,13 +7,13 @@ one ``arg.NAME`` per argument; the form of several calls holds ``decide.CALL`` (
 edit, respond or reject) and the same fields with the call's id in their names
 (``reason.CALL``, ``arg.CALL.NAME``).
 
-An edited argument's field is read by its schema in the tool's JSON schema (`arg_schema`,
-which follows the ``$ref`` of an enum or a model; `field_value`): text where
+An edited argument's field is read by its own schema in the tool's JSON schema
+(`arg_schema`, which follows the ``$ref`` of an enum or a model; `field_value`): text where
 the schema says string, JSON where it says number, boolean, array or object, and an empty
 field of an argument the schema does not require is left out, so its default applies. Raw
-JSON, when given, is taken as it is. A response or guidance with no text is refused: it
-would give the model nothing. The server checks the result against the schema
-either way (the gate's one decision schema); this only reads the fields as typed.
+JSON, when given, is taken as it is. The server checks the result against the schema
+either way (the gate's one decision schema); this only reads the fields as typed. A
+response or guidance with no text is refused: it would give the model nothing.
 """
 
 from __future__ import annotations
