@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ def book(room: str, people: int | None = None, note: str | None = None) -> str:
     return f"booked {room!r} for {people!r}, note {note!r}"
 
 
-class Size(str, Enum):
+class Size(StrEnum):
     SMALL = "1"
     LARGE = "2"
 
