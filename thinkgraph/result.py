@@ -3,7 +3,7 @@ RunSummary, one line of a listing of runs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -150,16 +150,20 @@ class RunSummary(BaseModel):
         )
 
 
-def waiting_for(pending: Sequence[Pending]) -> str:
+def waiting_for(pending: Sequence[Pending | Mapping[str, Any]]) -> str:
     """What a paused run waits for, in a few words: "approval: send_email", "breakpoint
-    before judge", "question"."""
-    approvals = [p.tool or "?" for p in pending if p.kind == "approval"]
+    before judge", "ask_human". Entries are `Pending`s or their JSON (an export's)."""
+
+    def field(entry: Pending | Mapping[str, Any], name: str) -> Any:
+        return entry.get(name) if isinstance(entry, Mapping) else getattr(entry, name, None)
+
+    approvals = [str(field(p, "tool") or "?") for p in pending if field(p, "kind") == "approval"]
     if approvals:
-        return "approval: " + ", ".join(approvals)
+        return "approval: " + ", ".join(dict.fromkeys(approvals))
     for p in pending:
-        if p.kind == "breakpoint":
-            return f"breakpoint {p.when} {p.node}"
-        return p.kind
+        if field(p, "kind") == "breakpoint":
+            return f"breakpoint {field(p, 'when') or 'before'} {field(p, 'node')}"
+        return str(field(p, "kind") or "")
     return ""
 
 

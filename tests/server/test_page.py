@@ -65,7 +65,7 @@ def test_the_diagram_route_draws_the_path_a_run_took(sender: Agent) -> None:
         assert "<svg" in drawn.text
         for node in ("think", "approve", "act", "finalize"):
             assert f">{node}</text>" in drawn.text
-        assert "paused: approval of send" in drawn.text
+        assert "paused (approval: send)" in drawn.text
         mermaid = client.get("/runs/d1/diagram", params={"format": "mermaid"})
         assert mermaid.headers["content-type"].startswith("text/plain")
         assert mermaid.text.startswith("graph TD;") and 'think["think<br/>×1"]' in mermaid.text
@@ -94,7 +94,7 @@ def test_without_graphviz_the_diagram_is_the_mermaid_text(
         fallback = client.get("/runs/m1/diagram")
     assert fallback.status_code == 200
     assert fallback.headers["content-type"].startswith("text/plain")
-    assert "paused: approval of send" in fallback.text
+    assert "paused (approval: send)" in fallback.text
 
 
 def test_the_run_list_comes_in_pages_with_a_link_to_the_next(sender: Agent) -> None:
@@ -149,7 +149,7 @@ def test_the_live_page_edits_and_answers_calls_draws_the_run_and_pages_the_list(
         # The diagram: drawn by the server, shown as an image, with the path to the pause.
         page.wait_for_function("() => document.querySelector('#drawing img')?.naturalWidth > 0")
         drawn = page.evaluate("() => diagramText")
-        assert ">think</text>" in drawn and "paused: approval of send" in drawn
+        assert ">think</text>" in drawn and "paused (approval: send)" in drawn
         page.screenshot(path=str(tmp_path / "paused.png"))
 
         # The run list, ten at a time.

@@ -37,7 +37,7 @@ def test_agent_draw_with_a_thread_overlays_that_run(sqlite_url: str, paused_thre
         plain = agent.draw("ascii")
         marked = agent.draw("ascii", thread_id=paused_thread)
     assert "PAUSED" not in plain and "[x" not in plain
-    assert "ask_human  [x1]  << PAUSED: a person (retry, guidance or abort)" in marked
+    assert "ask_human  [x1]  << PAUSED (ask_human)" in marked
     # the run's own limits, stored with it, not the drawing agent's defaults
     assert "max_consecutive_failures=1, failure_policy=ask_human" in marked
 
@@ -64,7 +64,7 @@ def test_cli_draws_a_paused_run_as_svg(sqlite_url: str, paused_thread: str) -> N
     args = ["draw", "--thread", paused_thread, "--store", sqlite_url, "--format", "svg"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "</svg>" in result.output and "paused: a person" in result.output
+    assert "</svg>" in result.output and "paused (ask_human)" in result.output
 
 
 @needs_graphviz

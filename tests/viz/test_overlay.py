@@ -97,7 +97,7 @@ def test_a_paused_run_waits_at_ask_human_for_a_person(paused_agent: Agent) -> No
     assert result.status == "paused"
     assert overlay.path[-3:] == ("observe", "think", "ask_human")
     assert overlay.paused_at == "ask_human"
-    assert overlay.paused_for == "a person (retry, guidance or abort)"
+    assert overlay.paused_for == "ask_human"
     assert overlay.question.startswith("The agent failed 1 times in a row")
     assert overlay.node_visits["ask_human"] == 1
     assert overlay.edge_visits["think", "ask_human"] == 1
@@ -124,7 +124,7 @@ def test_an_approval_pause_waits_at_the_approval_gate(sqlite_url: str) -> None:
     with Agent(ScriptedModel([reply]), [send_email], store=sqlite_url) as agent:
         result = agent.run("mail a@b.c", thread_id="gate")
         overlay = overlay_from_result(result, to_graph_model(agent.graph))
-    assert (overlay.paused_at, overlay.paused_for) == ("approve", "approval of send_email")
+    assert (overlay.paused_at, overlay.paused_for) == ("approve", "approval: send_email")
     assert overlay.edge_visits["think", "approve"] == 1
 
 

@@ -107,7 +107,7 @@ def test_svg_through_graphviz_draws_every_node(
 ) -> None:
     svg = to_svg(*paused_react)
     assert svg.lstrip().startswith("<?xml") and "</svg>" in svg
-    for node in ("think", "act", "observe", "ask_human", "paused: a person"):
+    for node in ("think", "act", "observe", "ask_human", "paused (ask_human)"):
         assert f">{node}" in svg
 
 

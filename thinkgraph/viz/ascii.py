@@ -8,7 +8,7 @@ terminal, log file or e-mail. Example (a paused run)::
     think  [x2]
       -.-> act        continue + calls  [x1]
       -.-> ask_human  consecutive failures  [x1]
-    ask_human  [x1]  << PAUSED: a person (retry, guidance or abort)
+    ask_human  [x1]  << PAUSED (ask_human)
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ __all__ = ["to_ascii"]
 
 _PLAIN = str.maketrans({"≥": ">=", "≤": "<=", "×": "x", "·": "-", "—": "-"})
 
-_STATE_MARK = {"paused": "<< PAUSED", "stopped": "<< STOPPED", "done": "<< DONE"}
+_MARKED = frozenset({"paused", "stopped", "done"})
+"""Node states marked at the end of their line with the run's phrase."""
 
 
 def _plain(text: str) -> str:
@@ -55,13 +56,8 @@ def _header(model: nx.DiGraph, overlay: RunOverlay | None) -> list[str]:
     if model.graph.get("approval_tools"):
         lines.append("approval needed for: " + ", ".join(model.graph["approval_tools"]))
     if overlay is not None:
-        if overlay.paused_at is not None:
-            run = f"run: paused at {overlay.paused_at}, waiting for {overlay.paused_for}"
-        elif overlay.stopped_at is not None:
-            why = f" ({overlay.stop_reason})" if overlay.stop_reason else ""
-            run = f"run: {overlay.status} at {overlay.stopped_at}{why}"
-        else:
-            run = f"run: {overlay.status}"
+        at = overlay.paused_at or overlay.stopped_at
+        run = f"run: {overlay.phrase}" + (f" at {at}" if at is not None else "")
         lines.append(run)
         if overlay.question:
             lines.append(f"question: {overlay.question}")
@@ -83,12 +79,13 @@ def _node_line(node: str, data: dict[str, Any], overlay: RunOverlay | None) -> s
             parts.append(f"{{breakpoint {when}}}")
     notes = node_notes(overlay, node, times="x")
     state = node_state(overlay, node)
-    marks = [n for n in notes if not n.startswith(("paused:", "stopped:", "done:"))]
+    marks = [n for n in notes if overlay is None or n != overlay.phrase]
     if marks:
         parts.append(f"[{', '.join(marks)}]")
-    if overlay is not None and state in _STATE_MARK:
-        why = overlay.paused_for if state == "paused" else overlay.stop_reason
-        parts.append(f"{_STATE_MARK[state]}" + (f": {why}" if why else ""))
+    if overlay is not None and state in _MARKED:
+        # "<< PAUSED (approval: send_email)": the run's phrase, its first word as the mark.
+        word, _, rest = overlay.phrase.partition(" ")
+        parts.append(f"<< {word.upper()} {rest}".rstrip())
     return "  ".join(parts)
 
 

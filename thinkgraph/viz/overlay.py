@@ -28,12 +28,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import Any, cast
 
 import networkx as nx
 
 from thinkgraph.graphs import routes
+from thinkgraph.result import status_text, waiting_for
 from thinkgraph.state import BaseStep, FinalStep, LLMCallStep, ToolResultStep
+from thinkgraph.types import RunStatus, StopReason
 from thinkgraph.viz.model import END, START
 
 __all__ = ["RunOverlay", "build_overlay", "overlay_from_result"]
@@ -62,7 +64,8 @@ class RunOverlay:
     paused_at: str | None = None
     """The node a paused run waits at."""
     paused_for: str = ""
-    """What it waits for, in a few words: "ask_human", "approval of send_email", …"""
+    """What it waits for, in a few words (`thinkgraph.result.waiting_for`): "ask_human",
+    "approval: send_email", "breakpoint before judge", …"""
     question: str = ""
     """The question the pause asks a person, when it asks one."""
     stopped_at: str | None = None
@@ -72,6 +75,10 @@ class RunOverlay:
     detail: str = ""
     notes: Mapping[str, str] = field(default_factory=dict)
     """Extra words per node for the diagram, e.g. ``{"act": "3 calls"}``."""
+    phrase: str = ""
+    """Where the run stands, in the words of every view (`thinkgraph.result.status_text`):
+    "paused (approval: send_email)", "done", "failed (no_answer)", "stopped (resume to
+    continue)"."""
 
 
 class _Kinds:
@@ -186,13 +193,12 @@ def _pause(
         kind = str(_get(entry, "kind") or "")
         node = _get(entry, "node")
         if kind == "approval":
-            tools = sorted({str(_get(e, "tool")) for e in pending if _get(e, "tool")})
-            return _gate(model), "approval of " + ", ".join(tools or ["a tool call"]), True
+            return _gate(model), waiting_for(pending), True
         if node:
             when = _get(entry, "when") or "before"
-            return str(node), f"breakpoint {when} {node}", when != "before"
+            return str(node), waiting_for([entry]), when != "before"
         if kind == "ask_human":
-            return kinds.name(routes.ASK_HUMAN), "a person (retry, guidance or abort)", True
+            return kinds.name(routes.ASK_HUMAN), waiting_for([entry]), True
         if kind:
             return kind, kind, True
     return None, "", False
@@ -233,10 +239,11 @@ def build_overlay(
     act = kinds.name(routes.ACT)
     tool_calls = sum(isinstance(s, ToolResultStep) and s.node == act for s in chain)
     paused_at, paused_for, started = _pause(pending, model, kinds)
+    stopped = False
     if paused_at is None and status in ("running", "paused") and waiting_at:
         paused_at, started = waiting_at[0], False
         paused_for = f"interrupted before {paused_at}; resume to continue"
-        status = "paused"
+        status, stopped = "paused", True
     if paused_at is not None and started and (not path or path[-1] != paused_at):
         path.append(paused_at)
     stopped_at = None
@@ -245,10 +252,12 @@ def build_overlay(
         if status in ("done", "failed") and kinds.kind(stopped_at) == routes.FINALIZE:
             path.append(END)
         elif stop_reason is None and status == "running":
-            stop_reason = "interrupted"
+            stop_reason, stopped = "interrupted", True
     visits = Counter(path)
     edges = Counter(pairwise(path))
     notes = {act: f"{tool_calls} call{'s' * (tool_calls != 1)}"} if tool_calls else {}
+    said = cast(RunStatus, "running" if stopped else status)
+    phrase = status_text(said, cast(StopReason | None, stop_reason), paused_for, stopped=stopped)
     return RunOverlay(
         path=tuple(path),
         node_visits=dict(visits),
@@ -262,6 +271,7 @@ def build_overlay(
         stop_reason=stop_reason,
         detail=detail,
         notes=notes,
+        phrase=phrase,
     )
 
 
@@ -304,10 +314,8 @@ def node_notes(overlay: RunOverlay | None, node: str, times: str = "×") -> list
         notes.append(f"{times}{count}")
     if count and node in overlay.notes:
         notes.append(overlay.notes[node])
-    if node == overlay.paused_at:
-        notes.append(f"paused: {overlay.paused_for}")
-    elif node == overlay.stopped_at and overlay.stop_reason:
-        notes.append(f"{'done' if overlay.status == 'done' else 'stopped'}: {overlay.stop_reason}")
+    if node in (overlay.paused_at, overlay.stopped_at) and overlay.phrase:
+        notes.append(overlay.phrase)
     return notes
 
 
