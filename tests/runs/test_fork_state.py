@@ -8,12 +8,15 @@ and the fix, and the fork writes nothing.
 
 from __future__ import annotations
 
+import json
 import operator
 from typing import Annotated, Any, Literal
 
 import pytest
+from typer.testing import CliRunner
 
 from thinkgraph import Agent, ScriptedModel
+from thinkgraph.cli import app
 from thinkgraph.errors import ResumeValueError, ThreadNotFoundError
 from thinkgraph.graphs import react_graph
 from thinkgraph.nodes.deps import Deps
@@ -77,9 +80,9 @@ def test_a_set_key_changes_the_route_its_router_reads(agent: Agent) -> None:
     # The fork's first checkpoint stands for that critic; then think, not the planner.
     assert ran(agent, "f1") == ["critic", "think"]
     assert forked.state == {**original.state, "plan": ["step 1"], "score": 20}
-    # Stored: the keys the source had written by then, the one set; `lowest`, never
-    # written, only reads as its reducer's start (0) on the graph.
-    assert agent.history("f1")[-1].state == {"plan": ["step 1"], "score": 20}
+    # Stored: the keys the source held by then, the one set; `lowest`, never written by a
+    # node, holds its reducer's start (0), stored when the run started.
+    assert agent.history("f1")[-1].state == {"plan": ["step 1"], "score": 20, "lowest": 0}
     note = next(s for s in forked.chain if isinstance(s, HumanStep) and s.kind == "fork")
     assert note.text.endswith("; set score")
     assert agent.result("t1") == original
@@ -155,3 +158,16 @@ def test_a_graph_without_keys_of_its_own_says_so(sqlite_url: str) -> None:
         agent.run("x", thread_id="t1")
         with pytest.raises(ResumeValueError, match=r"does not declare it \(none of its own\)"):
             agent.fork("t1", after(agent, "t1", "think"), state={"score": 20})
+
+
+def test_a_key_no_node_wrote_reads_the_same_in_every_view(agent: Agent, sqlite_url: str) -> None:
+    """A reducer key starts from its type's empty value on the graph (as LangGraph shows it);
+    the run stores that start, so the views that read the checkpoints alone agree."""
+    result = agent.run("plan it", thread_id="t1")
+    assert result.state["lowest"] == 0
+    history = agent.history("t1")
+    assert all(c.state.get("lowest") == 0 for c in history if c.node != "start" or c.state)
+    assert history[-1].state == result.state
+    shown = CliRunner().invoke(app, ["show", "t1", "--store", sqlite_url, "--format", "json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["state"] == result.state

@@ -47,6 +47,7 @@ from thinkgraph.runs.forks import (
     fork_values,
     forked_state,
     own_key_types,
+    own_starts,
 )
 from thinkgraph.runs.reader import RunReader, pending_of, status_of
 from thinkgraph.state import (
@@ -150,7 +151,8 @@ class Driver:
         """The channels a new run of `task` starts with (a replay's: of `replay_of`), with
         `limits` (the driver's when None)."""
         graph = None if self._describe is None else self._describe()
-        return start_state(task, limits or self.limits, self.breakpoints, graph, replay_of)
+        started = start_state(task, limits or self.limits, self.breakpoints, graph, replay_of)
+        return {**started, **own_starts(self.graph.builder.channels)}
 
     # -- the three ways to advance a run ---------------------------------------------------
 
@@ -401,7 +403,7 @@ class Driver:
             await self._refuse_existing(new_id)
             await self.graph.aupdate_state(
                 target,
-                as_written(values, self.graph.builder.channels, setting),
+                as_written(values, self.graph.builder.channels),
                 as_node=START if as_node == "start" else as_node,
             )
             yield RunStart(new_id, values.get("limits") or self.limits, counters, resumed=True)

@@ -26,6 +26,7 @@ with a reducer takes the value as given, not folded into what the key held
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, cast, get_args, get_origin
 
@@ -65,6 +66,7 @@ __all__ = [
     "fork_values",
     "forked_state",
     "own_key_types",
+    "own_starts",
 ]
 
 EDITABLE: dict[str, str] = {"observation": "text", "thought": "answer", "tool_call": "args"}
@@ -153,6 +155,24 @@ def own_key_types(channels: Mapping[str, BaseChannel[Any, Any, Any]]) -> dict[st
     (``Annotated[int, Field(ge=0)]`` is checked for both).
     """
     return {key: _declared(channel) for key, channel in channels.items() if is_own_key(key)}
+
+
+def own_starts(channels: Mapping[str, BaseChannel[Any, Any, Any]]) -> dict[str, Any]:
+    """The keys of a graph's own state that hold a value before any node writes them (a key
+    with a reducer starts from its type's empty value, ``int()`` or ``list()``), each as
+    `Overwrite` of that value: what a new run writes in its first checkpoint.
+
+    Stored from the start, such a key reads the same on the run's own graph (where LangGraph
+    shows the start) and in every view that reads the checkpoints alone (`history`, `show`
+    in another process); `Overwrite` keeps the reducer from folding the start into itself.
+    """
+    return {
+        key: Overwrite(copy.deepcopy(channel.get()))
+        for key, channel in channels.items()
+        if is_own_key(key)
+        and isinstance(channel, BinaryOperatorAggregate)
+        and channel.is_available()
+    }
 
 
 def _declared(channel: BaseChannel[Any, Any, Any]) -> Any:
@@ -276,9 +296,7 @@ def forked_state(
 
 
 def as_written(
-    state: Mapping[str, Any],
-    channels: Mapping[str, BaseChannel[Any, Any, Any]],
-    setting: Mapping[str, Any],
+    state: Mapping[str, Any], channels: Mapping[str, BaseChannel[Any, Any, Any]]
 ) -> dict[str, Any]:
     """`state` as a fork writes it to its new thread: each own key holds its value as is.
 
@@ -287,22 +305,16 @@ def as_written(
     7 into 0. So a key with a reducer and such a start is written as LangGraph's
     `Overwrite`, which the channel stores unfolded (a `DeltaChannel` always folds into an
     empty value, so its keys always are). One with no empty value takes its first write as
-    it is, where an `Overwrite` would be stored as the value itself. A key that holds just
-    its empty value, and is not in `setting`, is left out: the new thread starts with it,
-    as the source did before a node wrote it (a read on the graph shows it either way).
+    it is, where an `Overwrite` would be stored as the value itself.
     """
     written = dict(state)
     for key, value in state.items():
         channel = channels.get(key)
         if not is_own_key(key):
             continue
-        if isinstance(channel, DeltaChannel):
+        folds = isinstance(channel, BinaryOperatorAggregate) and channel.is_available()
+        if folds or isinstance(channel, DeltaChannel):
             written[key] = Overwrite(value)
-        elif isinstance(channel, BinaryOperatorAggregate) and channel.is_available():
-            if key not in setting and value == channel.get():
-                del written[key]
-            else:
-                written[key] = Overwrite(value)
     return written
 
 
