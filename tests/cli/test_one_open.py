@@ -74,3 +74,38 @@ def test_a_fork_opens_its_store_once(tmp_path: Path, opens: list[str]) -> None:
     forked = runner.invoke(app, ["fork", "one", first, "--thread", "two", *flags])
     assert forked.exit_code == 3, forked.output  # the fork paused for approval again
     assert opens == [store], opens
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each read of a run's latest checkpoint (every path reads it through `get_tuple`)."""
+    seen: list[str] = []
+    original = checkpointers._open_sqlite
+
+    def counting(url: str, rest: str) -> Any:
+        saver = original(url, rest)
+        read = saver.get_tuple
+
+        def get_tuple(config: Any) -> Any:
+            seen.append(str(config["configurable"].get("checkpoint_id") or "latest"))
+            return read(config)
+
+        object.__setattr__(saver, "get_tuple", get_tuple)
+        return saver
+
+    monkeypatch.setattr(checkpointers, "_open_sqlite", counting)
+    return seen
+
+
+def test_an_approve_reads_its_run_once_and_checks_it_once_more_to_claim(
+    tmp_path: Path, reads: list[str]
+) -> None:
+    """Before the first node runs, `approve` reads the run's graph address, the run (one
+    state read: its latest tuple, then the state on that graph), the claim's check of the
+    pause, and the latest again under the run's lease; LangGraph then reads it to run. It
+    read the pause's checkpoint id apart from the run, and checked the pause twice."""
+    flags, _store = _paused(tmp_path)
+    reads.clear()
+    done = runner.invoke(app, ["approve", "one", *flags])
+    assert done.exit_code == 0, done.output
+    assert len(reads) == 6, reads

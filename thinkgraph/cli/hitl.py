@@ -120,11 +120,10 @@ def _answer_calls(thread: str, decide: Any, opts: ContinueOptions) -> None:
         ):
             # The pause the person answers: a run that left it refuses the answer, naming
             # the answer that won it (one answer per pause, `thinkgraph.storage.answers`).
-            at = agent.checkpoint_id(thread)
-            before = agent.result(thread)
+            at, before = agent.driver.reader.result_at(thread)
             waiting = {p.call_id or "": p for p in before.pending if p.kind == "approval"}
             if before.status != "paused" or not waiting:
-                won = None if at is None else answer_of(agent.driver.saver, thread, at)
+                won = answer_of(agent.driver.saver, thread, at)
                 if won is not None:  # it left the pause the person saw: by whose answer
                     fail(won.refusal())
                 if before.status == "running":

@@ -448,12 +448,13 @@ class Driver:
         Raises:
             What `resume` raises for the same arguments; the run is not touched.
         """
-        if at is not None:
-            await self._at_pause(thread_id, at)
+        # The latest is read once; only an answer it refuses, or one given for another
+        # checkpoint, reads again to say whether the run moved on from the pause the
+        # person saw (and by whose answer) rather than why the answer does not fit.
         try:
             latest, _ = await self._resume_plan(thread_id, decisions)
-        except NotPausedError:
-            if at is not None:  # it moved in between: by whose answer, if one was claimed
+        except (NotPausedError, ResumeValueError):
+            if at is not None:
                 await self._at_pause(thread_id, at)
             raise
         checkpoint_id = str(latest.config["configurable"]["checkpoint_id"])

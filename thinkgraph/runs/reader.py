@@ -289,6 +289,19 @@ class RunReader:
 
     result = sync_method(aresult)
 
+    async def aresult_at(self, thread_id: str) -> tuple[str, RunResult]:
+        """The id of the run's latest checkpoint and the result it stands for, from the one
+        state read `aresult` makes: what a person answers is that checkpoint's pause.
+
+        Raises:
+            ThreadNotFoundError: no run is stored under `thread_id`.
+        """
+        snapshot = await self.asnapshot(thread_id)
+        at = str(snapshot.config["configurable"]["checkpoint_id"])
+        return at, self.result_of(thread_id, snapshot)
+
+    result_at = sync_method(aresult_at)
+
     def result_of(self, thread_id: str, snapshot: StateSnapshot) -> RunResult:
         """The result a state snapshot of the run `thread_id` stands for (nothing read)."""
         values: Mapping[str, Any] = snapshot.values
