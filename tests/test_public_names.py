@@ -140,10 +140,8 @@ PUBLIC: dict[str, list[str]] = {
         "is_own_key",
         "last_value",
         "new_id",
-        "number_steps",
         "own_keys",
         "running_node",
-        "stamp_steps",
         "start_state",
     ],
     "thinkgraph.tools": [

@@ -52,10 +52,8 @@ __all__ = [
     "is_own_key",
     "last_value",
     "new_id",
-    "number_steps",
     "own_keys",
     "running_node",
-    "stamp_steps",
     "start_state",
 ]
 
@@ -460,17 +458,6 @@ def running_node() -> str:
     return node if isinstance(node, str) else ""
 
 
-def number_steps(steps: Sequence[BaseStep], first: int) -> None:
-    """Deprecated: the chain's reducer numbers every step; this only pre-sets the numbers.
-
-    Kept for graphs written against it. A number set here is overwritten by the reducer
-    when it is not the step's place in the chain.
-    """
-    for offset, step in enumerate(steps):
-        if step.number != first + offset:
-            object.__setattr__(step, "number", first + offset)
-
-
 def numbered(step: BaseStep, number: int) -> BaseStep:
     """`step` with chain number `number`: itself when it has it, else a copy.
 
@@ -527,16 +514,6 @@ def start_state(
         "answer": None,
         "node": "start",
     }
-
-
-def stamp_steps(steps: Sequence[BaseStep], node: str) -> None:
-    """Deprecated: a step names its node when it is made (see `running_node`).
-
-    Kept for graphs written against it: names `node` on freshly made steps that name none.
-    """
-    for step in steps:
-        if not step.node:
-            object.__setattr__(step, "node", node)
 
 
 def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) -> list[BaseStep]:

@@ -11,7 +11,6 @@ from langgraph.graph import END, START, StateGraph
 from thinkgraph import Agent, ScriptedModel, tool
 from thinkgraph.errors import ConfigError, GraphConfigError
 from thinkgraph.graphs import THINK_TARGETS, build_react_graph, parts
-from thinkgraph.graphs.react import add_react_nodes
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.policies import ReActText
 from thinkgraph.state import AgentState, HumanStep, ThoughtStep
@@ -73,11 +72,32 @@ def test_the_react_graph_is_built_from_the_public_factories() -> None:
     assert set(THINK_TARGETS) <= set(model.nodes)
 
 
+def _wired_by_hand(graph: Graph, deps: Deps) -> None:
+    """Our nodes and every edge between them, wired as a LangGraph user would, with our
+    routers (which return node names) and their target lists."""
+    graph.add_node("think", parts.think_node(deps))
+    graph.add_node("approve", parts.approve_node(deps))
+    graph.add_node("observe", parts.observe_node(deps))
+    graph.add_node("validate", parts.validate_node(deps))
+    graph.add_node("reset", parts.reset_node(deps))
+    graph.add_node("finalize", parts.finalize_node(deps))
+    graph.add_node("ask_human", parts.ask_human_node(deps))
+    graph.add_node("act", parts.act_node(deps))
+    graph.add_conditional_edges("think", parts.think_router(deps), parts.THINK_TARGETS)
+    graph.add_conditional_edges("approve", parts.approved_router(deps), parts.APPROVE_TARGETS)
+    graph.add_edge("act", "observe")
+    graph.add_conditional_edges("observe", parts.observe_router(deps), parts.OBSERVE_TARGETS)
+    graph.add_conditional_edges("validate", parts.validate_router(deps), parts.VALIDATE_TARGETS)
+    graph.add_edge("reset", "think")
+    graph.add_conditional_edges("ask_human", parts.human_router(deps), parts.HUMAN_TARGETS)
+    graph.add_edge("finalize", END)
+    graph.add_edge(START, "think")
+
+
 def test_our_nodes_wired_by_hand_draw_as_the_table_built() -> None:
     deps = Deps(model=ScriptedModel([]), policy=ReActText(), tools=ToolRegistry([]))
     graph: Graph = StateGraph(AgentState)
-    add_react_nodes(graph, deps)
-    graph.add_edge(START, "think")
+    _wired_by_hand(graph, deps)
     by_hand, built = to_graph_model(graph), to_graph_model(build_react_graph(deps))
     assert dict(by_hand.nodes(data="kind")) == dict(built.nodes(data="kind"))
     assert sorted(by_hand.edges(data="label")) == sorted(built.edges(data="label"))

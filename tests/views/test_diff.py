@@ -16,7 +16,7 @@ from thinkgraph.state import (
     ToolCall,
     ToolCallStep,
     ToolResultStep,
-    number_steps,
+    append_steps,
 )
 from thinkgraph.views.diff import FieldChange, RunDiff, diff_runs, node_visits
 from thinkgraph.views.diff_render import (
@@ -211,8 +211,7 @@ def _chain(*calls: str) -> list[BaseStep]:
     steps: list[BaseStep] = [TaskStep(node="start", text="t"), LLMCallStep(node="think")]
     steps += [ToolCallStep(node="think", call=ToolCall(name=n, args={})) for n in calls]
     steps += [ToolResultStep(node="act", call_id="c", tool=n, ok=True) for n in calls]
-    number_steps(steps, 0)
-    return steps
+    return append_steps([], [steps])
 
 
 def test_one_call_fewer_in_a_parallel_round_is_a_tool_divergence() -> None:

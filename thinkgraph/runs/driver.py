@@ -490,7 +490,7 @@ class Driver:
         `plan` is the graph's input (a state, a `Command(resume=...)`, or None to go on),
         the config and where to pause; `counters` the totals before. `first_number`, the
         chain's length before (None when not at hand: then looked up in the stored chain),
-        numbers the steps a user's node left unnumbered (`thinkgraph.state.number_steps`).
+        numbers the steps a user's node left unnumbered (as the chain's reducer will).
         Without `detail`, only the `RunEnd`.
         """
         graph_input, config, points = plan
