@@ -215,3 +215,15 @@ def test_our_think_node_added_as_plan_stamps_its_steps_plan(
     assert [s.number for s in result.chain] == list(range(len(result.chain)))
     # The run's history names the node as the graph does, too.
     assert "plan" in history and "think" not in history
+
+
+def test_stored_classes_keep_the_module_name_their_checkpoints_hold() -> None:
+    """A checkpoint names each stored class by module, and the store revives only the
+    classes it allows by that name: split into files by idea, the state's classes still
+    answer to ``thinkgraph.state``, so runs stored before the split read after it."""
+    import thinkgraph.state as state
+
+    stored = (*state.STEP_TYPES, state.ToolCall, state.Verdict, state.SentRequest,
+              state.PackedSteps, state.Counters, state.RunInfo)  # fmt: skip
+    assert {cls.__module__ for cls in stored} == {"thinkgraph.state"}
+    assert {getattr(state, cls.__qualname__) for cls in stored} == set(stored)

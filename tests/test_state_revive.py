@@ -45,7 +45,7 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
         seen.append(value)
         return storable(value)
 
-    monkeypatch.setattr("thinkgraph.state.storable", counted)
+    monkeypatch.setattr("thinkgraph.state.steps.storable", counted)
     yield seen
 
 
