@@ -148,7 +148,8 @@ class _SqliteTables:
     def delete_thread(self, thread_id: str) -> Counts:
         counts = self.count_thread(thread_id)
         with self.saver.cursor() as cur:  # one transaction
-            for table in ("checkpoints", "writes", "delta_snapshots", "pause_answers"):
+            tables = ("checkpoints", "writes", "delta_snapshots", "pause_answers", "run_index")
+            for table in tables:
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
         return counts
 
@@ -290,7 +291,7 @@ class _PostgresTables:
         with self._transaction() as cur:
             for table in (
                 "checkpoints", "checkpoint_writes", "checkpoint_blobs", "kept_snapshots",
-                "pause_answers",
+                "pause_answers", "run_index",
             ):  # fmt: skip
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread_id,))
             # Its finished jobs in the worker queue, and thinkgraph's row of it, go too.
