@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.server.support import REPLIES, TOOLS
 from tests.support.cli import thinkgraph_here
 from thinkgraph import Agent, ScriptedModel, StepLimits
+from thinkgraph.runs import RunReader
 
 
 def _store(url: str, done: int, paused: int) -> None:
@@ -42,10 +43,22 @@ def test_runs_within_the_limit_say_no_more(sqlite_url: str) -> None:
     assert "2 runs: 2 done" in listed.stdout
 
 
-def test_the_count_reads_only_the_newest_runs_and_counts_the_rest(sqlite_url: str) -> None:
+def test_the_count_reads_the_run_index_whole(sqlite_url: str) -> None:
     _store(sqlite_url, done=2, paused=1)
     with Agent(ScriptedModel([]), store=sqlite_url) as agent:
-        counted = agent.reader.count(most=2)
+        counted = agent.reader.count(most=2)  # a bound only a store without an index needs
+    assert counted.by_status == {"done": 2, "paused": 1, "running": 0, "queued": 0, "failed": 0}
+    assert (counted.read, counted.unread) == (3, 0)
+
+
+def test_without_an_index_the_count_reads_only_the_newest_runs_and_counts_the_rest(
+    sqlite_url: str,
+) -> None:
+    _store(sqlite_url, done=2, paused=1)
+    with Agent(ScriptedModel([]), store=sqlite_url) as agent:
+        reader = RunReader(agent.graph.checkpointer)  # type: ignore[arg-type]
+        reader._index = None  # a store that keeps no run index (a saver of yours)
+        counted = reader.count(most=2)
     # The newest two are the paused run and the last done one.
     assert counted.by_status == {"done": 1, "paused": 1, "running": 0, "queued": 0, "failed": 0}
     assert (counted.read, counted.unread) == (2, 1)

@@ -521,6 +521,14 @@ class RunReader:
         if self._index is not None:
             await asyncio.to_thread(self._index.mark_live, thread_id)
 
+    def graphs(self) -> list[str]:
+        """The graph addresses the store's runs run on ('' for ours), sorted: what a
+        listing's graph filter offers."""
+        if self._index is not None:
+            self._refresh(self._index)
+            return self._index.graphs()
+        return sorted({s.graph or "" for s in self._listed()})
+
     def reindex(self) -> int:
         """Give every run of the store a row that matches its checkpoints (a scan of every
         checkpoint's key, then a read of each run whose row is missing or old): for a

@@ -50,9 +50,9 @@ _TABLES = (
     " task_folded TEXT NOT NULL DEFAULT '',"
     " summary TEXT"  # the listing's `RunSummary` as JSON; NULL: not read yet
     ")",
-    "CREATE INDEX IF NOT EXISTS run_index_newest ON run_index (checkpoint_id)",
-    "CREATE INDEX IF NOT EXISTS run_index_status ON run_index (status, checkpoint_id)",
-    "CREATE INDEX IF NOT EXISTS run_index_graph ON run_index (graph, checkpoint_id)",
+    "CREATE INDEX IF NOT EXISTS run_index_newest ON run_index (checkpoint_id, thread_id)",
+    "CREATE INDEX IF NOT EXISTS run_index_status ON run_index (status, checkpoint_id, thread_id)",
+    "CREATE INDEX IF NOT EXISTS run_index_graph ON run_index (graph, checkpoint_id, thread_id)",
     "CREATE INDEX IF NOT EXISTS run_index_live ON run_index (live)",
     "CREATE TABLE IF NOT EXISTS run_index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
