@@ -303,8 +303,8 @@ def build_app(
         except _BadRequest as exc:
             return _error(str(exc), 400)
         if not paged:
-            found = await run_in_threadpool(agent.runs)
-            return JSONResponse([run_summary_dict(r, tools=list(agent.deps.tools)) for r in found])
+            every = await run_in_threadpool(agent.runs)
+            return JSONResponse([run_summary_dict(r, tools=list(agent.deps.tools)) for r in every])
         # One query on the store's run index, whatever the number of runs.
         found = await run_in_threadpool(agent.reader.page, EVERY_RUN, offset, limit)
         headers = {}

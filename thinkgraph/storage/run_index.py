@@ -242,7 +242,8 @@ class RunIndex:
         """The listed runs newest first (latest checkpoint id, as the store names its
         threads), filtered: `status`, `graph` ('' for ours), `search` (a substring of the
         thread id or of the task, either case), none of `skip`; `limit` rows from `offset`."""
-        where, args = [_LISTED], []
+        where: list[str] = [_LISTED]
+        args: list[Any] = []
         if status is not None:
             where.append("status = ?")
             args.append(status)
