@@ -28,6 +28,7 @@ from typing import Any
 from bench.workload import add
 from thinkgraph import Agent, ScriptedModel, StepLimits, tool
 from thinkgraph.runs.listing import EVERY_RUN, RunFilter
+from thinkgraph.storage.run_index import INDEX_TABLES
 
 SEEDS = 20
 """Real runs made; the rest are copies of them."""
@@ -77,7 +78,7 @@ def _copied(new_id: str, new_cp: str) -> dict[str, str]:
         "parent_checkpoint_id": new_cp.format(c="t.parent_checkpoint_id"),
         "thread_folded": f"lower({new_id})",
         "task": "t.task || ' #' || n.i",
-        "task_folded": "lower(t.task || ' #' || n.i)",
+        "task_folded": "t.task_folded || ' #' || n.i",
         "summary": f"replace(t.summary, '\"' || t.thread_id || '\"', {quoted})",
     }
 
@@ -93,7 +94,7 @@ def _copy_sqlite(path: Path, copies: int) -> None:
     new_cp = "printf('%06d', n.i) || substr({c}, 7)"
     series = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
     with conn:
-        for table in ("checkpoints", "writes", "delta_snapshots", "run_index"):
+        for table in ("checkpoints", "writes", "delta_snapshots", *INDEX_TABLES):
             names = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
             cols = _columns(names, _copied(new_id, new_cp))
             conn.execute(
@@ -112,7 +113,7 @@ def _copy_postgres(url: str, copies: int) -> None:
     new_id = "format('r%%s-%%s', lpad(n.i::text, 6, '0'), substr(t.thread_id, 6))"
     new_cp = "lpad(n.i::text, 6, '0') || substr({c}, 7)"
     with psycopg.connect(url, autocommit=True) as conn:
-        for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs", "run_index"):
+        for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs", *INDEX_TABLES):
             names = [
                 r[0]
                 for r in conn.execute(

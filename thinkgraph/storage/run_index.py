@@ -25,6 +25,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from thinkgraph._langgraph import postgres_cursor
 
 __all__ = [
+    "INDEX_TABLES",
     "NOT_A_RUN",
     "IndexRow",
     "RunIndex",
@@ -38,36 +39,47 @@ NOT_A_RUN = "other"
 or an id no command takes): kept so it is not read again, never listed."""
 
 _TABLES = (
+    # What filters, orders and searches: narrow, so a search that scans it reads little.
     "CREATE TABLE IF NOT EXISTS run_index ("
     " thread_id TEXT PRIMARY KEY,"
     " checkpoint_id TEXT,"  # the latest checkpoint the row was read from; NULL: none yet
     " gen INTEGER NOT NULL DEFAULT 0,"  # bumped as each segment starts
     " live INTEGER NOT NULL DEFAULT 1,"  # 1: checked against its checkpoints at each listing
-    " status TEXT NOT NULL DEFAULT 'running',"
+    " status TEXT NOT NULL DEFAULT '',"  # '': not read yet
     " graph TEXT NOT NULL DEFAULT '',"  # '' for thinkgraph's own graph
-    " task TEXT NOT NULL DEFAULT '',"  # masked as listings show it
     " thread_folded TEXT NOT NULL DEFAULT '',"
-    " task_folded TEXT NOT NULL DEFAULT '',"
-    " summary TEXT"  # the listing's `RunSummary` as JSON; NULL: not read yet
+    " task_folded TEXT NOT NULL DEFAULT ''"
     ")",
     "CREATE INDEX IF NOT EXISTS run_index_newest ON run_index (checkpoint_id, thread_id)",
     "CREATE INDEX IF NOT EXISTS run_index_status ON run_index (status, checkpoint_id, thread_id)",
     "CREATE INDEX IF NOT EXISTS run_index_graph ON run_index (graph, checkpoint_id, thread_id)",
     "CREATE INDEX IF NOT EXISTS run_index_live ON run_index (live)",
+    # What a listing shows of each run, read only for the rows of a page.
+    "CREATE TABLE IF NOT EXISTS run_index_shown ("
+    " thread_id TEXT PRIMARY KEY,"
+    " task TEXT NOT NULL DEFAULT '',"  # masked as listings show it
+    " summary TEXT"  # the listing's `RunSummary` as JSON
+    ")",
     "CREATE TABLE IF NOT EXISTS run_index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
+INDEX_TABLES = ("run_index", "run_index_shown")
+"""The tables that hold a row of each run (a run deleted leaves none in either)."""
 _RECONCILED = "reconciled"
 """The meta key set once every run in the store has a row (absent: some may not)."""
 
-_COLUMNS = "thread_id, checkpoint_id, gen, task, summary"
-_LISTED = f"summary IS NOT NULL AND status <> '{NOT_A_RUN}'"
+_COLUMNS = "r.thread_id, r.checkpoint_id, r.gen, s.task, s.summary"
+_JOINED = "run_index r JOIN run_index_shown s ON s.thread_id = r.thread_id"
+_LISTED = f"r.status NOT IN ('', '{NOT_A_RUN}')"
 _PUT = (
-    "INSERT INTO run_index (thread_id, checkpoint_id, live, status, graph, task, "
-    "thread_folded, task_folded, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "INSERT INTO run_index (thread_id, checkpoint_id, live, status, graph, "
+    "thread_folded, task_folded) VALUES (?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (thread_id) DO UPDATE SET checkpoint_id = excluded.checkpoint_id, "
     "live = excluded.live, status = excluded.status, graph = excluded.graph, "
-    "task = excluded.task, thread_folded = excluded.thread_folded, "
-    "task_folded = excluded.task_folded, summary = excluded.summary"
+    "thread_folded = excluded.thread_folded, task_folded = excluded.task_folded"
+)
+_PUT_SHOWN = (
+    "INSERT INTO run_index_shown (thread_id, task, summary) VALUES (?, ?, ?) "
+    "ON CONFLICT (thread_id) DO UPDATE SET task = excluded.task, summary = excluded.summary"
 )
 _GUARD = " WHERE run_index.checkpoint_id {is_} ? AND run_index.gen = ?"
 _MARK = (
@@ -170,24 +182,27 @@ class RunIndex:
         """Store `row`; with `seen`, only if the stored row is still the one seen (no
         writer came in between: a slower reader never overwrites a newer row)."""
         sql = _PUT + (_GUARD.format(is_=self._is) if seen is not None else "")
-        args = [
+        args: list[Any] = [
             row.thread_id,
             row.checkpoint_id,
             int(row.live),
             row.status,
             row.graph,
-            row.task,
             row.thread_id.casefold(),
             row.task.casefold(),
-            row.summary,
         ]
         if seen is not None:
             args += [seen.checkpoint_id, seen.gen]
-        self._write(sql, [args])
+        with self._cursor() as cur:
+            cur.execute(self._sql(sql), args)
+            if cur.rowcount == 0:
+                return  # another writer's row stands
+            cur.execute(self._sql(_PUT_SHOWN), (row.thread_id, row.task, row.summary))
 
     def forget(self, thread_id: str) -> None:
         """The run is deleted: its row goes too."""
-        self._write("DELETE FROM run_index WHERE thread_id = ?", [(thread_id,)])
+        for table in INDEX_TABLES:
+            self._write(f"DELETE FROM {table} WHERE thread_id = ?", [(thread_id,)])
 
     # -- what the checkpoints say now ------------------------------------------------------
 
@@ -202,8 +217,9 @@ class RunIndex:
         else:
             where, args = f"r.thread_id IN ({', '.join('?' * len(thread_ids))})", list(thread_ids)
         found = self._rows(
-            f"SELECT r.thread_id, r.checkpoint_id, r.gen, r.task, r.summary, {_LATEST} "
-            f"FROM run_index r WHERE {where}",
+            f"SELECT r.thread_id, r.checkpoint_id, r.gen, s.task, s.summary, {_LATEST} "
+            "FROM run_index r LEFT JOIN run_index_shown s ON s.thread_id = r.thread_id "
+            f"WHERE {where}",
             args,
         )
         return [(SeenRow(*row[:5]), row[5]) for row in found if row[5] != row[1]]
@@ -245,10 +261,10 @@ class RunIndex:
         where: list[str] = [_LISTED]
         args: list[Any] = []
         if status is not None:
-            where.append("status = ?")
+            where.append("r.status = ?")
             args.append(status)
         if graph is not None:
-            where.append("graph = ?")
+            where.append("r.graph = ?")
             args.append(graph)
         if search:
             folded = search.casefold()
@@ -257,11 +273,11 @@ class RunIndex:
             )
             args += [folded, folded]
         if skip:
-            where.append(f"thread_id NOT IN ({', '.join('?' * len(skip))})")
+            where.append(f"r.thread_id NOT IN ({', '.join('?' * len(skip))})")
             args += list(skip)
         sql = (
-            f"SELECT {_COLUMNS} FROM run_index WHERE {' AND '.join(where)} "
-            "ORDER BY checkpoint_id DESC, thread_id DESC"
+            f"SELECT {_COLUMNS} FROM {_JOINED} WHERE {' AND '.join(where)} "
+            "ORDER BY r.checkpoint_id DESC, r.thread_id DESC"
         )
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
@@ -277,19 +293,21 @@ class RunIndex:
             return []
         marks = ", ".join("?" * len(thread_ids))
         found = self._rows(
-            f"SELECT {_COLUMNS} FROM run_index WHERE {_LISTED} AND thread_id IN ({marks})",
+            f"SELECT {_COLUMNS} FROM {_JOINED} WHERE {_LISTED} AND r.thread_id IN ({marks})",
             list(thread_ids),
         )
         return [SeenRow(r[0], r[1], int(r[2]), r[3], r[4]) for r in found]
 
     def counts(self) -> dict[str, int]:
         """How many listed runs each status word has."""
-        rows = self._rows(f"SELECT status, count(*) FROM run_index WHERE {_LISTED} GROUP BY status")
+        rows = self._rows(
+            f"SELECT r.status, count(*) FROM run_index r WHERE {_LISTED} GROUP BY r.status"
+        )
         return {str(status): int(n) for status, n in rows}
 
     def graphs(self) -> list[str]:
         """The graph addresses of the listed runs ('' for ours), sorted."""
-        rows = self._rows(f"SELECT DISTINCT graph FROM run_index WHERE {_LISTED}")
+        rows = self._rows(f"SELECT DISTINCT r.graph FROM run_index r WHERE {_LISTED}")
         return sorted(str(r[0]) for r in rows)
 
 
