@@ -6,10 +6,12 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
 from langgraph.types import Command
 
 from thinkgraph import Agent, ScriptedModel, StepLimits, tool
 from thinkgraph.runs.listing import RunFilter, RunPage
+from thinkgraph.storage import run_index
 from thinkgraph.storage.contract import Store
 from thinkgraph.storage.run_index import run_index_of
 
@@ -142,8 +144,9 @@ def test_a_row_its_run_moved_on_from_is_read_again(store_url: str) -> None:
 
 
 def test_pages_filters_and_search_match_the_slow_path_on_hundreds_of_runs(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(run_index, "_CHUNK", 7)  # a long listing checks its rows in chunks
     store = f"sqlite:///{tmp_path / 'runs.db'}"
     scripts = (
         [call("send", to="bob")],  # paused

@@ -415,8 +415,9 @@ class RunReader:
         start, most = (
             (offset, limit) if not jobs else (0, None if limit is None else offset + limit)
         )
-        for _ in range(2):
-            rows = index.page(
+
+        def query() -> list[SeenRow]:
+            return index.page(
                 status=where.status,
                 graph=where.graph,
                 search=where.search,
@@ -424,10 +425,14 @@ class RunReader:
                 limit=None if most is None else most + 1,
                 offset=start,
             )
+
+        rows = query()
+        for _ in range(2):  # a row shown is what its checkpoints say now
             moved = index.moved([row.thread_id for row in rows])
             if not moved:
                 break
-            self._heal(index, moved)  # a row shown is what its checkpoints say now
+            self._heal(index, moved)
+            rows = query()
         listed = [ListedRun(self._summary_of_row(row), row.task) for row in rows]
         if jobs:
             listed = sorted(

@@ -64,6 +64,8 @@ _TABLES = (
 )
 INDEX_TABLES = ("run_index", "run_index_shown")
 """The tables that hold a row of each run (a run deleted leaves none in either)."""
+_CHUNK = 500
+"""Thread ids per query when many are looked up (SQLite bounds a statement's parameters)."""
 _RECONCILED = "reconciled"
 """The meta key set once every run in the store has a row (absent: some may not)."""
 
@@ -211,11 +213,14 @@ class RunIndex:
         none any more), with that checkpoint's id: of `thread_ids`, else the live rows.
         One primary-key look-up a row."""
         if thread_ids is None:
-            where, args = "r.live = 1", []
-        elif not thread_ids:
-            return []
-        else:
-            where, args = f"r.thread_id IN ({', '.join('?' * len(thread_ids))})", list(thread_ids)
+            return self._moved("r.live = 1", [])
+        found: list[tuple[SeenRow, str | None]] = []
+        for at in range(0, len(thread_ids), _CHUNK):
+            chunk = list(thread_ids[at : at + _CHUNK])
+            found += self._moved(f"r.thread_id IN ({', '.join('?' * len(chunk))})", chunk)
+        return found
+
+    def _moved(self, where: str, args: list[Any]) -> list[tuple[SeenRow, str | None]]:
         found = self._rows(
             f"SELECT r.thread_id, r.checkpoint_id, r.gen, s.task, s.summary, {_LATEST} "
             "FROM run_index r LEFT JOIN run_index_shown s ON s.thread_id = r.thread_id "
