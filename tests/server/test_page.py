@@ -72,7 +72,7 @@ def test_the_diagram_route_draws_the_path_a_run_took(sender: Agent) -> None:
         missing = client.get("/runs/none/diagram")
         assert missing.status_code == 404 and "no run is stored" in missing.json()["error"]
         wrong = client.get("/runs/d1/diagram", params={"format": "png"})
-        assert wrong.status_code == 400 and "svg or mermaid" in wrong.json()["error"]
+        assert wrong.status_code == 400 and "svg, mermaid or dot" in wrong.json()["error"]
 
 
 def test_without_graphviz_the_diagram_is_the_mermaid_text(
