@@ -42,6 +42,8 @@ from thinkgraph.nodes.gate import check_answer
 from thinkgraph.result import RunResult
 from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
 from thinkgraph.runs.forks import (
+    FORK_AT,
+    FORK_OF,
     as_written,
     fork_edits,
     fork_values,
@@ -401,8 +403,10 @@ class Driver:
         counters = values.get("counters") or Counters()
         async with self.store.alease(new_id, nested=False):
             await self._refuse_existing(new_id)
+            # Only the fork's first checkpoint records its source (`FORK_OF`, `FORK_AT`).
+            recorded = {FORK_OF: thread_id, FORK_AT: checkpoint_id}
             await self.graph.aupdate_state(
-                target,
+                {**target, "metadata": {**(target.get("metadata") or {}), **recorded}},
                 as_written(values, self.graph.builder.channels),
                 as_node=START if as_node == "start" else as_node,
             )
