@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,14 +26,17 @@ SLOW_THEN_SEND = [
     'Thought: send it\nAction: send\nAction Input: {"to": "ops", "count": 2}',
     "Thought: done\nFinal Answer: sent",
 ]
-"""A run that waits in a slow tool (so a page opens on it running), then pauses for
-approval of `send`, then ends with the answer "sent"."""
+"""A run that waits in `wait` (so a page opens on it running), then pauses for approval
+of `send`, then ends with the answer "sent"."""
+
+GO = threading.Event()
+"""Set by a test once its page is open: `wait` returns then."""
 
 
 @tool
 async def wait() -> str:
-    """Wait a moment."""
-    await asyncio.sleep(1.5)
+    """Wait until the test lets the run go on."""
+    await asyncio.to_thread(GO.wait, 20)
     return "waited"
 
 
@@ -47,6 +51,7 @@ class Metered(ScriptedModel):
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Live]:
     store = f"sqlite:///{tmp_path / 'r.db'}"
+    GO.clear()
     with Agent(Metered(SLOW_THEN_SEND * 2), [wait, send], store=store) as agent:
         live = Live(build_app(agent, poll_s=0.05))
         try:
@@ -72,7 +77,9 @@ def test_the_forms_appear_when_the_run_pauses_and_a_press_finishes_it(
     page = context.new_page()
     page.goto(f"{served.url}/studio/runs/w1")
     approve = page.get_by_role("button", name="Approve")
-    assert approve.count() == 0, "the page opened before the run paused"
+    expect(page.locator("#status")).to_have_text("running")
+    assert approve.count() == 0
+    GO.set()
     expect(approve).to_be_visible(timeout=15000)  # no reload: the script brought it
     expect(page.locator("#status")).to_have_text("paused")
     think = page.locator('table[aria-label="tokens and cost per node"] tr[data-node="think"]')
@@ -82,4 +89,38 @@ def test_the_forms_appear_when_the_run_pauses_and_a_press_finishes_it(
     expect(page.locator("#status")).to_have_text("done", timeout=15000)
     expect(page.get_by_role("button", name="Approve")).to_have_count(0)
     expect(think).to_contain_text("45")
+    context.close()
+
+
+def test_a_second_tab_loses_the_forms_when_the_run_moves_on(
+    browser: Browser, served: Live
+) -> None:
+    _running(served, "w2")
+    context = browser.new_context()
+    page, other = context.new_page(), context.new_page()
+    page.goto(f"{served.url}/studio/runs/w2")
+    other.goto(f"{served.url}/studio/runs/w2")
+    GO.set()
+    expect(other.get_by_role("button", name="Approve")).to_be_visible(timeout=15000)
+    expect(page.get_by_role("button", name="Approve")).to_be_visible(timeout=15000)
+    page.get_by_role("button", name="Approve").click()
+    expect(other.locator("#status")).to_have_text("done", timeout=15000)
+    expect(other.get_by_role("button", name="Approve")).to_have_count(0)  # not left stale
+    context.close()
+
+
+def test_without_scripts_the_forms_appear_on_a_reload(browser: Browser, served: Live) -> None:
+    _running(served, "w3")
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{served.url}/studio/runs/w3")
+    GO.set()
+    deadline = time.monotonic() + 20
+    while httpx.get(f"{served.url}/runs/w3").json().get("status") != "paused":
+        assert time.monotonic() < deadline, "the run never paused"
+        time.sleep(0.05)
+    expect(page.get_by_role("button", name="Approve")).to_have_count(0)  # nothing moves
+    page.reload()
+    page.get_by_role("button", name="Approve").click()
+    expect(page).to_have_url(f"{served.url}/studio/runs/w3")
     context.close()
