@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,7 +86,9 @@ def test_tokens_and_cost_per_node_on_the_page_in_the_steps_panel_and_live(
     client: TestClient,
 ) -> None:
     _paused(client, "u1")
-    client.post("/studio/runs/u1/answer", data=form_of(client.get("/studio/runs/u1").text, "Approve"))
+    client.post(
+        "/studio/runs/u1/answer", data=form_of(client.get("/studio/runs/u1").text, "Approve")
+    )
     wait_status(client, "u1", "done")
     page = client.get("/studio/runs/u1").text
     # two model calls, both in think: 2 x 15 tokens, 2 x $0.25
@@ -118,15 +121,24 @@ def test_a_fork_names_its_source_and_the_source_lists_its_forks(
     assert "forked from" not in listed  # the source was started, not forked
 
 
-def test_the_forks_of_a_run_are_read_from_checkpoint_metadata(agent: Agent) -> None:
-    agent.run("send it", thread_id="a")
-    agent.run("send it", thread_id="b")
-    at = agent.history("a")[1].checkpoint_id
-    agent.fork("a", at, new_thread_id="a-fork")
-    assert agent.reader.forks("a") == [("a-fork", at)]
-    assert agent.reader.forks("b") == []
-    assert agent.reader.fork_of("a-fork") == ("a", at)
-    assert agent.reader.fork_of("a") is None
+def test_the_forks_and_replays_of_a_run_are_read_from_checkpoint_metadata(
+    any_store_url: str,
+) -> None:
+    a, b = f"a-{uuid.uuid4().hex[:8]}", f"b-{uuid.uuid4().hex[:8]}"
+    with Agent(Metered(SEND * 4), [send], store=any_store_url) as agent:
+        agent.run("send it", thread_id=a)
+        agent.run("send it", thread_id=b)
+        at = agent.history(a)[1].checkpoint_id
+        agent.fork(a, at, new_thread_id=f"{a}-fork")
+        assert agent.reader.forks(a) == [(f"{a}-fork", at)]
+        assert agent.reader.forks(b) == []
+        assert agent.reader.fork_of(f"{a}-fork") == (a, at)
+        assert agent.reader.fork_of(a) is None
+        assert agent.reader.replays(a) == []
+        agent.resume(b, {c.call_id: {"action": "approve"} for c in agent.result(b).pending})
+        replayed = agent.replay(b).replay.thread_id
+        assert agent.reader.replays(b) == [replayed]
+        assert agent.reader.forks(b) == [] and agent.reader.fork_of(replayed) is None
 
 
 def test_a_replay_names_the_run_it_replays(client: TestClient, agent: Agent) -> None:
@@ -136,3 +148,8 @@ def test_a_replay_names_the_run_it_replays(client: TestClient, agent: Agent) -> 
     page = client.get(f"/studio/runs/{report.replay.thread_id}").text
     lineage = page.split('aria-label="lineage"')[1].split("</section>")[0]
     assert "replay of" in lineage and 'href="/studio/runs/orig"' in lineage
+    source = client.get("/studio/runs/orig").text
+    listed = source.split('aria-label="lineage"')[1].split("</section>")[0]
+    assert "Replays of this run" in listed
+    assert f'href="/studio/runs/{report.replay.thread_id}"' in listed
+    assert agent.reader.replays("orig") == [report.replay.thread_id]

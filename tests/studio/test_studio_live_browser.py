@@ -92,9 +92,7 @@ def test_the_forms_appear_when_the_run_pauses_and_a_press_finishes_it(
     context.close()
 
 
-def test_a_second_tab_loses_the_forms_when_the_run_moves_on(
-    browser: Browser, served: Live
-) -> None:
+def test_a_second_tab_loses_the_forms_when_the_run_moves_on(browser: Browser, served: Live) -> None:
     _running(served, "w2")
     context = browser.new_context()
     page, other = context.new_page(), context.new_page()

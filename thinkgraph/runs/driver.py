@@ -42,8 +42,6 @@ from thinkgraph.nodes.gate import check_answer
 from thinkgraph.result import RunResult
 from thinkgraph.runs.events import NodeStart, RunEnd, RunEvent, RunStart, StepEvent
 from thinkgraph.runs.forks import (
-    FORK_AT,
-    FORK_OF,
     as_written,
     fork_edits,
     fork_values,
@@ -51,6 +49,7 @@ from thinkgraph.runs.forks import (
     own_key_types,
     own_starts,
 )
+from thinkgraph.runs.lineage import FORK_AT, FORK_OF, REPLAY_OF
 from thinkgraph.runs.reader import RunReader, pending_of, status_of
 from thinkgraph.state import (
     AgentState,
@@ -196,6 +195,8 @@ class Driver:
             # Fail closed: a replay whose tool calls nothing decides would run them.
             raise ConfigError("a replay is started with the guard that decides its tool calls")
         config = guarded(self.config(thread_id, limits), guard)
+        if replay_of is not None:  # found by query: `RunReader.replays`
+            config["metadata"] = {**(config.get("metadata") or {}), REPLAY_OF: replay_of}
         # A generator's caller runs between its items: it must not pass as the holder.
         async with self.store.alease(thread_id, nested=False):
             await self._refuse_existing(thread_id)

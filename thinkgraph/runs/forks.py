@@ -22,11 +22,6 @@ goes on from the checkpoint as if its nodes had left that value, so a router tha
 the key may take another route. Our keys are never set: the steps decide them. A key
 with a reducer takes the value as given, not folded into what the key held
 (`as_written`).
-
-A fork records where it came from in its first checkpoint's metadata, its one home:
-`FORK_OF` names the source run and `FORK_AT` the checkpoint forked from. A fork's page
-reads its source there, and a run's forks are found by one query over checkpoint
-metadata (`RunReader.forks`), no run read.
 """
 
 from __future__ import annotations
@@ -65,8 +60,6 @@ from thinkgraph.values import problem
 
 __all__ = [
     "EDITABLE",
-    "FORK_AT",
-    "FORK_OF",
     "as_written",
     "edited_state",
     "fork_edits",
@@ -78,14 +71,6 @@ __all__ = [
 
 EDITABLE: dict[str, str] = {"observation": "text", "thought": "answer", "tool_call": "args"}
 """The one field a fork may edit, by step type."""
-
-FORK_OF = "thinkgraph_fork_of"
-"""The checkpoint-metadata key of a fork's first checkpoint naming the run it was forked
-from (a string, so every store can query by it)."""
-
-FORK_AT = "thinkgraph_fork_at"
-"""The checkpoint-metadata key of a fork's first checkpoint naming the checkpoint of the
-source run it was forked from."""
 
 _WHAT_MAY = "a fork may edit an observation's text, a thought's answer or a tool call's args"
 _SHAPE = 'edit maps step numbers to fields and new values, e.g. {5: {"text": "the file is empty"}}'

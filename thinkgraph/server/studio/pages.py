@@ -422,7 +422,8 @@ def _node_spent(node: str, usage: Mapping[str, NodeUsage]) -> str:
 
 def _lineage(thread: str, lineage: Mapping[str, Any]) -> str:
     """Where the run came from (the run and checkpoint it was forked from, or the run it
-    replays) and the runs forked from it, each a link; "" when it has none."""
+    replays) and the runs forked from it and replaying it, each a link; "" when it has
+    none."""
     parts = []
     source = lineage.get("fork_of")
     if source:
@@ -443,6 +444,10 @@ def _lineage(thread: str, lineage: Mapping[str, Any]) -> str:
             for child, at in forks
         )
         parts.append(f"<p>Forks of this run:</p><ul>{items}</ul>")
+    replays = lineage.get("replays") or []
+    if replays:
+        items = "".join(f"<li>{link(thread_url(run), run)}</li>" for run in replays)
+        parts.append(f"<p>Replays of this run:</p><ul>{items}</ul>")
     if not parts:
         return ""
     return f'<section aria-label="lineage"><h2>Lineage</h2>{"".join(parts)}</section>'
@@ -466,7 +471,7 @@ def run_page(
     graph's `nodes`) with the tokens and cost spent in each node (`usage`), its steps
     (those of `node` when one is chosen, with what that node spent), its checkpoints, its
     lineage (``fork_of``: (run, checkpoint); ``replay_of``: a run; ``forks``: (run,
-    checkpoint) pairs) and its own state keys."""
+    checkpoint) pairs; ``replays``: runs) and its own state keys."""
     thread = str(doc.get("thread_id"))
     usage = usage or {}
     steer = steer_section(doc, token=token, at=at, schemas=schemas)

@@ -167,12 +167,14 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         return _html(body, status, set_cookie=value if new else None)
 
     def lineage_of(thread: str, result: RunResult) -> dict[str, Any]:
-        """Where the run came from and the runs forked from it (`run_page`'s `lineage`)."""
+        """Where the run came from and the runs forked from it or replaying it (`run_page`'s
+        `lineage`): three small reads, none of another run's state."""
         first = result.chain[0] if result.chain else None
         return {
             "fork_of": agent.reader.fork_of(thread),
             "replay_of": first.replay_of if isinstance(first, TaskStep) else None,
             "forks": agent.reader.forks(thread),
+            "replays": agent.reader.replays(thread),
         }
 
     async def steer(request: Request) -> Response:
