@@ -122,3 +122,29 @@ def test_without_scripts_the_forms_appear_on_a_reload(browser: Browser, served: 
     page.get_by_role("button", name="Approve").click()
     expect(page).to_have_url(f"{served.url}/studio/runs/w3")
     context.close()
+
+
+def test_each_new_pause_swaps_in_its_own_forms(browser: Browser, tmp_path: Path) -> None:
+    """A tab that presses nothing follows the run: Continue at a breakpoint, then, once
+    another tab continued it, Approve for the call it waits for, then Continue again."""
+    store = f"sqlite:///{tmp_path / 'b.db'}"
+    GO.clear()
+    points = {"after": ["act"]}
+    with Agent(Metered(SLOW_THEN_SEND), [wait, send], store=store, breakpoints=points) as agent:
+        served = Live(build_app(agent, poll_s=0.05))
+        try:
+            _running(served, "p1")
+            context = browser.new_context()
+            watcher, page = context.new_page(), context.new_page()
+            watcher.goto(f"{served.url}/studio/runs/p1")
+            expect(watcher.locator("#status")).to_have_text("running")
+            GO.set()
+            for button in ("Continue", "Approve", "Continue"):
+                expect(watcher.get_by_role("button", name=button)).to_be_visible(timeout=15000)
+                page.goto(f"{served.url}/studio/runs/p1")
+                page.get_by_role("button", name=button).click()
+                expect(watcher.get_by_role("button", name=button)).to_have_count(0, timeout=15000)
+            expect(watcher.locator("#status")).to_have_text("done", timeout=15000)
+            context.close()
+        finally:
+            served.stop()
