@@ -27,6 +27,6 @@ do.
 """
 
 from thinkgraph.server.studio.csrf import Csrf
-from thinkgraph.server.studio.routes import studio_routes
+from thinkgraph.server.studio.routes import lay_out_served_graph, studio_routes
 
-__all__ = ["Csrf", "studio_routes"]
+__all__ = ["Csrf", "lay_out_served_graph", "studio_routes"]

@@ -38,6 +38,7 @@ from thinkgraph.views.redact import unmasked
 from thinkgraph.views.visibility import tool_map
 from thinkgraph.viz import overlay_classes, overlay_from_result, to_svg_layout
 from thinkgraph.viz.diff import compare_paths, run_graph_model
+from thinkgraph.viz.layout import layered_layout
 from thinkgraph.viz.model import START
 from thinkgraph.viz.render import run_model
 
@@ -97,6 +98,17 @@ def steps_link(thread: str, names: Iterable[str]) -> Callable[[str], str | None]
         return node_url(thread, name) if name in linked else None
 
     return href
+
+
+def lay_out_served_graph(agent: Agent) -> None:
+    """Lay out the graph `agent` serves, so the first page of one of its runs pays no layout
+    (a 150-node graph's takes about half a second; layouts are kept by the graph's shape,
+    `thinkgraph.viz.layout.layered_layout`). A server calls it once, in the background, as it
+    starts."""
+    model, _ = run_model(
+        agent.graph, agent.deps, limits=agent.limits, breakpoints=agent.breakpoints
+    )
+    layered_layout(model)
 
 
 def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
