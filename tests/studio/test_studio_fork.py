@@ -106,7 +106,9 @@ def test_the_fork_form_offers_a_field_per_argument_and_the_observation(
     last = agent.history("o1")[-1].checkpoint_id
     late = client.get(f"/studio/runs/o1/at/{last}").text
     seen = next(s for s in agent.result("o1").chain if s.type == "observation")
-    assert re.search(rf'<textarea[^>]*name="edit\.{seen.number}\.text"[^>]*>sent 2 to ops<', late)
+    assert re.search(
+        rf'<textarea[^>]*name="edit\.{seen.number}\.text"[^>]*>\n?sent 2 to ops<', late
+    )
     # The call ran by then: its arguments are no longer offered.
     assert f'name="edit.{call.number}.arg.to"' not in late
     assert "steps to edit, as JSON" in late  # the raw JSON stays, as an alternative
@@ -245,7 +247,7 @@ def test_a_replay_on_a_changed_prompt_shows_the_prompt_diff(tmp_path: Path) -> N
     assert "request changed at think#1" in page
     removed = '<span class="diff-line del">-You are an agent that solves a task step by step.'
     assert removed in page
-    added = '<span class="diff-line add">+You are a careful &lt;b&gt;clerk&lt;/b&gt;.</span>'
+    added = '<span class="diff-line add">+You are a careful &lt;b&gt;clerk&lt;/b&gt;. You can'
     assert added in page and "<b>clerk" not in page
 
 

@@ -86,9 +86,7 @@ def test_replay_shows_its_report_with_the_prompt_diff(
             expect(page).to_have_url(f"{live.url}/studio/compare?a=m1&b=replay-m1")
             report = page.get_by_role("region", name="replay report")
             expect(report).to_contain_text("request changed at think#1", timeout=20_000)
-            expect(report.locator(".diff-line.add")).to_contain_text(
-                "+You are a careful clerk."
-            )
+            expect(report.locator(".diff-line.add")).to_contain_text("+You are a careful clerk.")
             expect(report.locator(".diff-line.del").first).to_be_visible()
         finally:
             context.close()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,8 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.runs import NodeStart, StepEvent
+from thinkgraph.runs.driver import fresh_thread_id
+from thinkgraph.runs.replay import fresh_replay_thread
 from thinkgraph.storage.answers import this_process
 from thinkgraph.types import thread_id_problem
 from thinkgraph.views.json_doc import job_fields, waiting_doc
@@ -170,6 +172,69 @@ class ServerRuns:
         events = self.agent.aresume_events(thread, answer, answer=claim)
         self._launch(thread, events, answers=True)
         return {"thread_id": thread}
+
+    async def fork(
+        self,
+        thread: str,
+        checkpoint_id: str,
+        *,
+        edit: Mapping[int, Mapping[str, Any]] | None = None,
+        state: Mapping[str, Any] | None = None,
+        new_thread: str | None = None,
+    ) -> str:
+        """Start a fork of `thread` from `checkpoint_id` (see `Driver.fork`) on this server,
+        and return its thread once its first checkpoint is written; it runs on after.
+
+        Raises:
+            What `Driver.fork` raises before it writes anything (no such checkpoint, an
+            edit it refuses, a taken thread), at once; `TooManyRunsError`.
+        """
+        target = new_thread or fresh_thread_id()
+        if target in self.tasks:
+            raise ThreadExistsError(f"thread {target!r} already holds a run")
+        self._room()
+        begun: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        events = self.agent.driver.fork(
+            thread, checkpoint_id, edit=edit, state=state, new_thread_id=target
+        )
+        self._launch(target, _announced(events, begun))
+        await begun
+        return target
+
+    async def replay(self, thread: str) -> str:
+        """Start a replay of `thread` on the agent's graph (`Agent.areplay`) on this server,
+        and return the replay's thread at once; its report is recorded on that thread when
+        it ends (`replay_report` reads it again), and `replaying` says it is under way.
+
+        Raises:
+            ThreadNotFoundError: no run under `thread`, at once; `TooManyRunsError`.
+        """
+        if await self.agent.acheckpoint_id(thread) is None:
+            raise await self.agent.reader.ano_run(thread)
+        self._room()
+        store = self.agent.driver.store
+        base = await fresh_replay_thread(store, thread)
+        target, n = base, 1
+        # Another replay of it started here may not be stored yet: its thread is taken too.
+        while target in self.tasks or (n > 1 and await store.ahas_thread(target)):
+            n += 1
+            target = f"{base}-{n}"
+        self.tasks[target] = asyncio.create_task(
+            self._replaying(thread, target), name=f"thinkgraph-replay-{target}"
+        )
+        return target
+
+    async def _replaying(self, thread: str, target: str) -> None:
+        try:
+            await self.agent.areplay(thread, new_thread_id=target)
+        except Exception:
+            logger.exception("replay %s of thread %s failed", target, thread)
+        finally:
+            self.tasks.pop(target, None)
+
+    def replaying(self, thread: str) -> bool:
+        """Whether this server advances `thread` now (a replay: until its report is made)."""
+        return thread in self.tasks
 
     def _room(self) -> None:
         if len(self.tasks) >= self.max_runs:
@@ -381,6 +446,25 @@ class ServerRuns:
                     feed.doc = None
                 feed.doc_version = version
             return feed.doc
+
+
+async def _announced(
+    events: AsyncIterator[RunEvent], begun: asyncio.Future[None]
+) -> AsyncIterator[RunEvent]:
+    """`events`, telling `begun` when the first comes (the run is stored) or, failing
+    before it, the error: the run was refused, and the caller says so (no event follows)."""
+    try:
+        async for event in events:
+            if not begun.done():
+                begun.set_result(None)
+            yield event
+    except Exception as exc:
+        if begun.done():
+            raise
+        begun.set_exception(exc)
+    finally:
+        if not begun.done():
+            begun.set_result(None)
 
 
 def _queued(job: QueuedJob) -> dict[str, Any]:
