@@ -148,6 +148,8 @@ def test_a_refused_edit_is_422_and_nothing_is_forked(client: TestClient, agent: 
     not_editable = _fork(client, "r1", at, edit='{"0": {"text": "other task"}}', new_thread="r2")
     assert not_editable.status_code == 422 and "a fork may edit" in not_editable.text
     assert client.get("/runs/r2").status_code == 404
+    taken = _fork(client, "r1", at, **{f"edit.{call.number}.arg.count": "3"}, new_thread="r1")
+    assert taken.status_code == 409 and "already holds a run" in taken.text
 
 
 def test_a_state_key_is_a_field_checked_against_its_declared_type(tmp_path: Path) -> None:
@@ -258,3 +260,38 @@ def test_a_comparison_of_runs_that_are_not_a_replay_shows_no_report(
     _done_run(client, agent, "x2")
     page = client.get("/studio/compare", params={"a": "x1", "b": "x2"}).text
     assert 'aria-label="replay report"' not in page
+
+
+def test_a_replay_that_diverges_names_the_first_divergence(tmp_path: Path) -> None:
+    from tests.cli.state_graphs import ANSWER, DOUBLED, SCORED, TOKEN
+
+    with _agent(tmp_path, [ANSWER], graph=SCORED) as agent:
+        agent.run("plan it", thread_id="d1")
+    with (
+        _agent(tmp_path, [], graph=DOUBLED) as agent,
+        TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client,
+    ):
+        page = _report(client, _replay(client, "d1"))
+    assert "replay: <strong>diverged</strong>" in page
+    assert "first divergence: state at critic#1: score is 10 in d1, 20 in replay-d1" in page
+    assert "<li>score: 10 → 20</li>" in page and TOKEN not in page
+
+
+def test_a_masked_argument_left_as_shown_keeps_its_real_value(tmp_path: Path) -> None:
+    from tests.studio.test_studio_list import LOGIN, login
+
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    with Agent(ScriptedModel(LOGIN * 2), [login], store=store) as agent:
+        agent.run("log in", thread_id="w1")
+        at = _after_think(agent, "w1")
+        call = next(s for s in agent.result("w1").chain if s.type == "tool_call")
+        with TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client:
+            page = client.get(f"/studio/runs/w1/at/{at}").text
+            assert f'name="edit.{call.number}.arg.password" value="***"' in page
+            assert "hunter2" not in page
+            forked = _fork(client, "w1", at, **{f"edit.{call.number}.arg.user": "bob"})
+            assert forked.status_code == 303, forked.text
+            thread = forked.headers["location"].rsplit("/", 1)[-1]
+            wait_status(client, thread, "paused")
+        edited = next(s for s in agent.result(thread).chain if s.type == "tool_call")
+        assert edited.call.args == {"user": "bob", "password": "hunter2"}  # type: ignore[attr-defined]

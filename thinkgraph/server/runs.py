@@ -204,7 +204,7 @@ class ServerRuns:
     async def replay(self, thread: str) -> str:
         """Start a replay of `thread` on the agent's graph (`Agent.areplay`) on this server,
         and return the replay's thread at once; its report is recorded on that thread when
-        it ends (`replay_report` reads it again), and `replaying` says it is under way.
+        it ends, and `advancing` says it is under way meanwhile.
 
         Raises:
             ThreadNotFoundError: no run under `thread`, at once; `TooManyRunsError`.
@@ -232,8 +232,9 @@ class ServerRuns:
         finally:
             self.tasks.pop(target, None)
 
-    def replaying(self, thread: str) -> bool:
-        """Whether this server advances `thread` now (a replay: until its report is made)."""
+    def advancing(self, thread: str) -> bool:
+        """Whether this server advances `thread` now: a run, a fork or a replay it started
+        (a replay until its report is made)."""
         return thread in self.tasks
 
     def _room(self) -> None:

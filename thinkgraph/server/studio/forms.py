@@ -14,6 +14,10 @@ field of an argument the schema does not require is left out, so its default app
 JSON, when given, is taken as it is. The server checks the result against the schema
 either way (the gate's one decision schema); this only reads the fields as typed. A
 response or guidance with no text is refused: it would give the model nothing.
+
+The fork form (`fork_of`) is read the same way: an edited call's arguments by the tool's
+schema, and only the fields a person changed from what the page showed; the fork itself
+decides what it takes (`thinkgraph.runs.forks`).
 """
 
 from __future__ import annotations

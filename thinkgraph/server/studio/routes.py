@@ -330,7 +330,8 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         try:
             found = await run_in_threadpool(point_at, thread, form.get("checkpoint", ""))
             shown = {int(s["number"]): s for s in found.steps}
-            edits, state = fork_of(form, shown, found.doc.get("state") or {}, schemas())
+            schemas = tool_schemas(agent.deps.tools)
+            edits, state = fork_of(form, shown, found.doc.get("state") or {}, schemas)
             forked = await runs.fork(
                 thread, str(found.info["checkpoint_id"]), edit=real_args(edits, found.there),
                 state={k: unmasked(v, found.state.get(k)) for k, v in state.items()} or None,
@@ -345,9 +346,6 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         except ThinkgraphError as exc:
             return _problem(str(exc), 422)
         return RedirectResponse(thread_url(forked), status_code=303)
-
-    def schemas() -> dict[str, Mapping[str, Any]]:
-        return tool_schemas(agent.deps.tools)
 
     async def replay(request: Request) -> Response:
         """Replay a run on the graph served now, started here: answered at once, with the
@@ -368,7 +366,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
         if not a or not b:
             return _problem("name two runs: /studio/compare?a=RUN&b=RUN", 400)
-        running = runs.replaying(b)
+        running = runs.advancing(b)
         try:
             run_a, run_b = await agent.aresult(a), await agent.aresult(b)
         except ThreadNotFoundError as exc:
@@ -419,7 +417,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
 
         svg, verdict, steps, report = await run_in_threadpool(drawn)
         body = compare_page(a, b, svg, verdict, steps, report=report)
-        return _replaying(body) if running else _html(body)
+        return _replaying(body) if running and replayed else _html(body)
 
     def _replaying(body: str) -> Response:
         """A page of a replay under way: sent again by the browser in a second (the
