@@ -295,3 +295,17 @@ def test_a_masked_argument_left_as_shown_keeps_its_real_value(tmp_path: Path) ->
             wait_status(client, thread, "paused")
         edited = next(s for s in agent.result(thread).chain if s.type == "tool_call")
         assert edited.call.args == {"user": "bob", "password": "hunter2"}  # type: ignore[attr-defined]
+
+
+def test_fork_with_a_thoughts_answer_edited_in_its_field(tmp_path: Path) -> None:
+    with _agent(tmp_path, SLOW) as agent:
+        agent.run("look it up", thread_id="a1")
+        at = [h.checkpoint_id for h in agent.history("a1") if h.node == "think"][-1]
+        thought = [s for s in agent.result("a1").chain if s.type == "thought"][-1]
+        with TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client:
+            page = client.get(f"/studio/runs/a1/at/{at}").text
+            assert f'name="edit.{thought.number}.answer" value="ok"' in page
+            edit = {f"edit.{thought.number}.answer": "forty-two"}
+            forked = _fork(client, "a1", at, **edit, new_thread="a2")
+            assert forked.status_code == 303, forked.text
+            assert wait_status(client, "a2", "done")["answer"] == "forty-two"

@@ -116,6 +116,9 @@ class ServerRuns:
         self._document = document
         self.tasks: dict[str, asyncio.Task[None]] = {}
         """The runs this server is advancing, by thread."""
+        self.replays: dict[str, asyncio.Task[None]] = {}
+        """The replays this server is making, by the replay's thread: apart from `tasks`,
+        whose runs bump their feeds themselves, so a replay's page is followed by polling."""
         self.resuming: set[str] = set()
         """Threads with an answer being applied here."""
         self.feeds: dict[str, Feed] = {}
@@ -190,7 +193,7 @@ class ServerRuns:
             edit it refuses, a taken thread), at once; `TooManyRunsError`.
         """
         target = new_thread or fresh_thread_id()
-        if target in self.tasks:
+        if self.advancing(target):
             raise ThreadExistsError(f"thread {target!r} already holds a run")
         self._room()
         begun: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -216,10 +219,10 @@ class ServerRuns:
         base = await fresh_replay_thread(store, thread)
         target, n = base, 1
         # Another replay of it started here may not be stored yet: its thread is taken too.
-        while target in self.tasks or (n > 1 and await store.ahas_thread(target)):
+        while target in self.replays or (n > 1 and await store.ahas_thread(target)):
             n += 1
             target = f"{base}-{n}"
-        self.tasks[target] = asyncio.create_task(
+        self.replays[target] = asyncio.create_task(
             self._replaying(thread, target), name=f"thinkgraph-replay-{target}"
         )
         return target
@@ -230,15 +233,15 @@ class ServerRuns:
         except Exception:
             logger.exception("replay %s of thread %s failed", target, thread)
         finally:
-            self.tasks.pop(target, None)
+            self.replays.pop(target, None)
 
     def advancing(self, thread: str) -> bool:
         """Whether this server advances `thread` now: a run, a fork or a replay it started
         (a replay until its report is made)."""
-        return thread in self.tasks
+        return thread in self.tasks or thread in self.replays
 
     def _room(self) -> None:
-        if len(self.tasks) >= self.max_runs:
+        if len(self.tasks) + len(self.replays) >= self.max_runs:
             raise TooManyRunsError(
                 f"this server already advances {self.max_runs} runs at once; try again when "
                 "one ends, start it with a larger --max-runs, or hand runs to workers "
@@ -286,8 +289,9 @@ class ServerRuns:
         for feed in self.feeds.values():
             if feed.poller is not None:
                 feed.poller.cancel()
-        if self.tasks:
-            await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        if self.tasks or self.replays:
+            running = [*self.tasks.values(), *self.replays.values()]
+            await asyncio.gather(*running, return_exceptions=True)
         if self.jobs is not None:
             self.jobs.close()
 
