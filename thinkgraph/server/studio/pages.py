@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from thinkgraph.server.studio.csrf import FIELD
 from thinkgraph.server.studio.forms import arg_schema, schema_types
@@ -347,6 +348,20 @@ def _step(step: Mapping[str, Any]) -> str:
     )
 
 
+def _exports(thread: str) -> str:
+    """Links to the run's drawing as Mermaid and DOT text, to paste into docs or Graphviz
+    (exports only: the page draws its own SVG)."""
+    diagram = f"/runs/{quote(thread, safe='')}/diagram"
+    return (
+        '<p class="muted">Export the drawing: '
+        + " · ".join(link(diagram, name, {"format": fmt}) for name, fmt in _EXPORTS)
+        + "</p>"
+    )
+
+
+_EXPORTS = (("Mermaid", "mermaid"), ("DOT", "dot"))
+
+
 def run_page(
     doc: Mapping[str, Any],
     svg: str,
@@ -396,7 +411,9 @@ def run_page(
         + '<p class="muted">Steps of a node: '
         + " ".join(link(thread_url(thread), n, {"node": n}) for n in nodes)
         + (f" · {link(thread_url(thread), 'all steps')}" if node else "")
-        + "</p></section>"
+        + "</p>"
+        + _exports(thread)
+        + "</section>"
         f'<section aria-label="checkpoints"><h2>Checkpoints</h2><ol class="timeline">'
         f"{timeline}</ol>"
         f'<form method="post" action="{esc(thread_url(thread, "replay"))}" '
