@@ -178,12 +178,10 @@ def test_fork_answers_at_once_and_its_run_goes_on_after(tmp_path: Path) -> None:
         call = next(s for s in agent.result("s1").chain if s.type == "tool_call")
         with TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client:
             GATE.clear()
-            began = time.monotonic()
             forked = _fork(client, "s1", at, **{f"edit.{call.number}.arg.x": "2"}, new_thread="s2")
-            took = time.monotonic() - began
             assert forked.status_code == 303, forked.text
-            assert took < 2.0, f"the fork's POST took {took:.2f} s"
-            assert client.get("/runs/s2").json()["status"] == "running"  # the tool still waits
+            # Answered while the tool still waits at the gate: the POST did not wait for it.
+            assert client.get("/runs/s2").json()["status"] == "running"
             page = client.get("/studio/runs/s2")
             assert page.status_code == 200 and 'data-status="running"' in page.text
             GATE.set()
@@ -222,11 +220,9 @@ def test_replay_answers_at_once_and_its_report_reads_same(tmp_path: Path) -> Non
         agent.run("look it up", thread_id="p1")
         with TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client:
             GATE.clear()
-            began = time.monotonic()
             where = _replay(client, "p1")
-            took = time.monotonic() - began
-            assert took < 2.0, f"the replay's POST took {took:.2f} s"
             assert where == "/studio/compare?a=p1&b=replay-p1"
+            # Answered while the replay's validator still waits at the gate.
             running = client.get(where)
             assert running.status_code == 200 and "The replay is running" in running.text
             GATE.set()
