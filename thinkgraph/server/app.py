@@ -88,7 +88,7 @@ from thinkgraph.server.guards import HostGate, SameOriginGate, server_hosts
 from thinkgraph.server.limits import BodyLimit, StreamCap
 from thinkgraph.server.page import PAGE, PAGE_CSP
 from thinkgraph.server.runs import MAX_RUNS, ServerRuns, TaskTooLongError, TooManyRunsError
-from thinkgraph.server.studio import Csrf, studio_routes
+from thinkgraph.server.studio import Csrf, lay_out_served_graph, studio_routes
 from thinkgraph.views import run_summary_dict, to_json_dict
 from thinkgraph.viz import GraphvizNotFoundError
 from thinkgraph.worker import RunQueue
@@ -424,7 +424,11 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # The studio's pages of the served graph's runs then pay no layout.
+        laying_out = asyncio.create_task(asyncio.to_thread(lay_out_served_graph, agent))
         yield
+        with contextlib.suppress(Exception):
+            await laying_out
         # The runs in progress go on to their end or pause (the store must stay open until
         # then).
         await runs.close()

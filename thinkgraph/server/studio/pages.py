@@ -24,6 +24,7 @@ __all__ = [
     "Filters",
     "checkpoint_page",
     "compare_page",
+    "fork_form",
     "run_page",
     "runs_page",
     "steer_section",
@@ -526,37 +527,86 @@ def run_page(
     return page(f"Run {thread}", body, live=True)
 
 
-def checkpoint_page(
+def fork_form(
     thread: str,
     point: Mapping[str, Any],
-    doc: Mapping[str, Any],
-    svg: str,
     steps: Sequence[Mapping[str, Any]],
-    token: str = "",
+    state: Mapping[str, Any],
+    editable: Mapping[int, str],
+    schemas: Mapping[str, Mapping[str, Any]],
+    *,
+    token: str,
 ) -> str:
-    """One checkpoint of a run: the run as it stood there (its status, totals and what it
-    waited for, from `doc`; its graph `svg` with the path up to there; its `steps` up to
-    there; its own state keys) and the form that forks a new run from it (state keys and
-    steps edited)."""
-    state = doc.get("state") or {}
-    rows = _state_rows(state)
+    """The form that forks a new run from the checkpoint `point`, with a field per part a
+    fork from it may edit (`editable`, of the `steps` as shown, masked): an observation's
+    text, a thought's answer, a call's arguments (a field per argument of the tool's
+    schema, as the Edit form has); a field per own state key (JSON); and the steps' edits
+    as raw JSON instead. The fields hold what the page shows: one left so is no edit."""
+    fields = []
+    for step in steps:
+        number = int(step["number"])
+        what = editable.get(number)
+        where = f"step {number}"
+        if what == "text":
+            fields.append(
+                f'<label for="fork-{number}-text">{where}: the observation the model is '
+                f"shown</label>"
+                f'<textarea id="fork-{number}-text" name="edit.{number}.text">\n'
+                f"{esc(step.get('text') or '')}</textarea>"
+            )
+        elif what == "answer":
+            fields.append(
+                f'<label for="fork-{number}-answer">{where}: the thought\'s answer</label>'
+                f'<input type="text" id="fork-{number}-answer" name="edit.{number}.answer" '
+                f'value="{esc(step.get("answer") or "")}">'
+            )
+        elif what == "args":
+            call = step.get("call") or {}
+            tool = str(call.get("name") or "")
+            fields.append(
+                f"<fieldset><legend>{where}: the arguments of the call of {esc(tool)}</legend>"
+                + _hidden(f"edit.{number}.tool", tool)
+                + _arg_fields(
+                    f"fork-{number}", call.get("args") or {}, schemas.get(tool, {}),
+                    prefix=f"edit.{number}.arg.",
+                )
+                + "</fieldset>"
+            )  # fmt: skip
     keys = "".join(
         f'<label for="state-{esc(k)}">{esc(k)} (JSON)</label>'
         f'<input type="text" id="state-{esc(k)}" name="state.{esc(k)}" '
         f'value="{esc(json.dumps(v, ensure_ascii=False))}">'
         for k, v in sorted(state.items())
     )
-    fork = (
+    return (
         f'<form method="post" action="{esc(thread_url(thread, "fork"))}" aria-label="fork">'
         f"{_hidden(FIELD, token)}{_hidden('checkpoint', str(point.get('checkpoint_id')))}"
-        f"{keys}"
-        '<label for="edit">steps to edit, as JSON: {"STEP": {"FIELD": VALUE}} '
-        "(an observation's text, a thought's answer, a call's args)</label>"
+        + "".join(fields)
+        + keys
+        + '<label for="edit">steps to edit, as JSON: {"STEP": {"FIELD": VALUE}} '
+        "(an observation's text, a thought's answer, a call's args); when given, "
+        "the fields above are not read</label>"
         '<textarea class="json" id="edit" name="edit"></textarea>'
         '<label for="new_thread">new thread id (optional)</label>'
         '<input type="text" id="new_thread" name="new_thread">'
         '<button name="action" value="fork">Fork from here</button></form>'
     )
+
+
+def checkpoint_page(
+    thread: str,
+    point: Mapping[str, Any],
+    doc: Mapping[str, Any],
+    svg: str,
+    steps: Sequence[Mapping[str, Any]],
+    fork: str = "",
+) -> str:
+    """One checkpoint of a run: the run as it stood there (its status, totals and what it
+    waited for, from `doc`; its graph `svg` with the path up to there; its `steps` up to
+    there; its own state keys) and the form that forks a new run from it (`fork`, from
+    `fork_form`)."""
+    state = doc.get("state") or {}
+    rows = _state_rows(state)
     totals = doc.get("totals") or {}
     pending = doc.get("pending") or []
     answer = doc.get("answer")
@@ -585,11 +635,12 @@ def checkpoint_page(
     return page(f"Run {thread} at a checkpoint", body)
 
 
-def compare_page(a: str, b: str, svg: str, verdict: str, steps: str, replay: str = "") -> str:
-    """Two runs on one graph (their paths coloured by difference) and step by step."""
+def compare_page(a: str, b: str, svg: str, verdict: str, steps: str, report: str = "") -> str:
+    """Two runs on one graph (their paths coloured by difference) and step by step; when
+    `b` replays `a`, the replay's `report` (HTML, `replay_section`) first."""
     body = (
         f"<h1>Compare {link(thread_url(a), a)} and {link(thread_url(b), b)}</h1>"
-        + (f"<p>replay: <strong>{esc(replay)}</strong></p>" if replay else "")
+        + report
         + f"<p>{esc(verdict)}</p>"
         '<p class="muted">on the graph: <span class="only-a">only A</span>, '
         '<span class="only-b">only B</span>, both; the node where they part is marked</p>'

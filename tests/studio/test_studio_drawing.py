@@ -1,12 +1,15 @@
-"""A run's drawing leaves the studio as text: Mermaid and DOT, linked from the run's page
-(the page itself draws its own SVG), served as plain text, never as a page."""
+"""A run's drawing: laid out once per graph shape (the served graph's as the server starts),
+and exported as Mermaid and DOT text linked from the run's page (the page draws its own
+SVG), served as plain text, never as a page."""
 
 from __future__ import annotations
 
 import html
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -52,3 +55,35 @@ def test_a_run_page_links_its_drawing_as_mermaid_and_dot(client: TestClient) -> 
     refused = client.get("/runs/x%3C1%3E/diagram", params={"format": "html"})
     assert refused.status_code == 400
     assert "svg, mermaid or dot" in refused.json()["error"]
+
+
+def test_the_served_graph_is_laid_out_once_as_the_server_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server lays out its graph in the background as it starts; a page of one of its
+    runs then lays out nothing (a 150-node graph's layout is most of its page's time)."""
+    import thinkgraph.viz.layout as layout
+
+    made: list[int] = []
+    lay_out = layout._lay_out
+
+    def counted(model: Any) -> Any:
+        made.append(model.number_of_nodes())
+        return lay_out(model)
+
+    monkeypatch.setattr(layout, "_lay_out", counted)
+    monkeypatch.setattr(layout, "_kept", type(layout._kept)())
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    with (
+        Agent(ScriptedModel(SEND * 2), [send], store=store) as agent,
+        TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client,
+    ):
+        deadline = time.monotonic() + 20
+        while not made and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(made) == 1, made
+        assert client.post("/runs", json={"task": "send it", "thread_id": "w1"}).status_code == 202
+        wait_status(client, "w1", "paused")
+        page = client.get("/studio/runs/w1")
+        assert page.status_code == 200 and "<svg" in page.text
+    assert len(made) == 1, made
