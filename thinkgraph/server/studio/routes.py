@@ -40,8 +40,10 @@ from thinkgraph.server.studio.pages import (
     fork_form,
     run_page,
     runs_page,
+    steer_section,
 )
 from thinkgraph.server.studio.replays import replay_of, replay_section, replay_shown
+from thinkgraph.server.studio.usage import usage_by_node
 from thinkgraph.state import ToolCallStep
 from thinkgraph.views import Redactor, diff_runs, diff_to_text, run_summary_dict, to_json_dict
 from thinkgraph.views._run import shown_state
@@ -197,7 +199,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         except ThinkgraphError as exc:
             return _refusal(exc)
 
-        def drawn() -> tuple[str, list[str], list[dict[str, Any]], str | None]:
+        def drawn() -> tuple[str, list[str], list[dict[str, Any]], str | None, dict[str, Any]]:
             model, overlay = run_model(
                 agent.graph, agent.deps, limits=agent.limits,
                 breakpoints=agent.breakpoints, run=agent.reader.overlay(thread),
@@ -208,17 +210,43 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
             ]
             names = [str(n) for n in model.nodes if not str(n).startswith("__")]
             svg = to_svg_layout(model, overlay, node_href=steps_link(thread, names))
-            return svg, names, points, agent.checkpoint_id(thread)
+            return svg, names, points, agent.checkpoint_id(thread), lineage_of(thread, result)
 
-        svg, nodes, history, at = await run_in_threadpool(drawn)
+        svg, nodes, history, at, lineage = await run_in_threadpool(drawn)
         doc = to_json_dict(result, tools=tools)
         value, new = csrf.cookie(request)
         body = run_page(
             doc, svg, nodes, history, token=csrf.token(value), at=at or "",
-            schemas=tool_schemas(agent.deps.tools),
-            node=request.query_params.get("node", "")[:200], notice=notice,
+            schemas=tool_schemas(agent.deps.tools), usage=usage_by_node(result.chain),
+            lineage=lineage, node=request.query_params.get("node", "")[:200], notice=notice,
         )  # fmt: skip
         return _html(body, status, set_cookie=value if new else None)
+
+    def lineage_of(thread: str, result: RunResult) -> dict[str, Any]:
+        """Where the run came from and the runs forked from it or replaying it (`run_page`'s
+        `lineage`): three small reads, none of another run's state."""
+        return {
+            "fork_of": agent.reader.fork_of(thread),
+            "replay_of": replay_of(result),
+            "forks": agent.reader.forks(thread),
+            "replays": agent.reader.replays(thread),
+        }
+
+    async def steer(request: Request) -> Response:
+        """The run page's steer section alone, as the page renders it (`steer_section`):
+        what the page's script puts in place when the run pauses or moves on."""
+        thread = request.path_params["thread"]
+        try:
+            result = await agent.aresult(thread)
+        except ThinkgraphError as exc:
+            return _refusal(exc)
+        at = await agent.acheckpoint_id(thread)
+        value, new = csrf.cookie(request)
+        section = steer_section(
+            to_json_dict(result, tools=tools), token=csrf.token(value), at=at or "",
+            schemas=tool_schemas(agent.deps.tools),
+        )  # fmt: skip
+        return _html(section, set_cookie=value if new else None)
 
     def point_at(thread: str, wanted: str) -> Point:
         """A checkpoint of a run as its page shows it and a fork from it reads it: the
@@ -458,6 +486,8 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
             return {
                 "status": run[1].status,
                 "steps": len(run[1].chain),
+                "at": str(run[0].config["configurable"]["checkpoint_id"]),
+                "usage": usage_by_node(run[1].chain),
                 **overlay_classes(model, overlay),
             }
 
@@ -471,6 +501,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         Route("/studio", listing, methods=["GET"]),
         Route("/studio/live.js", script, methods=["GET"]),
         Route("/studio/runs/{thread}/live", live, methods=["GET"]),
+        Route("/studio/runs/{thread}/steer", steer, methods=["GET"]),
         Route("/studio/runs", start, methods=["POST"]),
         Route("/studio/compare", compare, methods=["GET"]),
         Route("/studio/runs/{thread}/fork", fork, methods=["POST"]),
