@@ -36,10 +36,11 @@ system-deps:
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q -n auto --dist worksteal
 
-bench: $(STAMP) postgres
+bench: $(STAMP) postgres system-deps
 	$(PY) -m bench
 	$(PY) -m bench.replay_run
 	$(PY) -m bench.fleet
+	$(PY) -m bench.studio_page
 
 clean:
 	rm -rf $(VENV) .thinkgraph .mypy_cache .ruff_cache .pytest_cache

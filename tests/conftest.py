@@ -15,7 +15,7 @@ import pytest
 from thinkgraph import Agent
 from thinkgraph.storage import close_checkpointer, open_checkpointer
 
-pytest_plugins = ["tests.support.fixtures"]
+pytest_plugins = ["tests.support.fixtures", "tests.support.chromium"]
 
 POSTGRES_URL = os.environ.get(
     "THINKGRAPH_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"

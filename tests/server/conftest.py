@@ -1,4 +1,6 @@
-"""Fixtures of the server tests: an agent on a SQLite file and the app in a test client."""
+"""Fixtures of the server tests: agents on a SQLite file (pausing for `publish`, for
+`send`, or planning with state of their own), the app in a test client, `thinkgraph serve`
+in a child process."""
 
 from __future__ import annotations
 
@@ -6,11 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
 from starlette.testclient import TestClient
 
-from tests.server.support import REPLIES, TOOLS
-from tests.support.chromium import launched
+from tests.cli.state_graphs import PLANNED
+from tests.server.support import REPLIES, SEND, TOKEN, TOOLS, Served, send
 from thinkgraph import Agent, ScriptedModel, StepLimits
 from thinkgraph.server import build_app
 
@@ -36,10 +37,27 @@ def client(agent: Agent) -> Iterator[TestClient]:
 
 
 @pytest.fixture
-def page() -> Iterator[Page]:
-    """A tab of a headless system Chromium for this test alone (the module's other tests
-    may run their own event loops); skips without Chromium."""
-    with launched() as browser:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        yield context.new_page()
-        context.close()
+def sender(tmp_path: Path) -> Iterator[Agent]:
+    """An agent whose runs pause once, for approval of `send`."""
+    made = Agent(ScriptedModel(SEND), [send], store=f"sqlite:///{tmp_path / 'runs.db'}")
+    with made:
+        yield made
+
+
+@pytest.fixture
+def planner(tmp_path: Path) -> Iterator[Agent]:
+    """An agent on the graph `tests.cli.state_graphs:planned`: a plan and a score of its own."""
+    made = Agent(ScriptedModel(["Thought: done\nFinal Answer: 42"] * 4),
+                 store=f"sqlite:///{tmp_path / 'runs.db'}", graph=PLANNED)  # fmt: skip
+    with made:
+        yield made
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """`thinkgraph serve` in a child process, with the tests' tools and replies and `TOKEN`."""
+    server = Served(tmp_path, token=TOKEN)
+    try:
+        yield server.url
+    finally:
+        server.stop()

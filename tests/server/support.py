@@ -1,6 +1,8 @@
-"""What the server tests share: the agent's tools and replies, SSE parsing, real servers.
+"""What the server tests share: the agents' tools and replies, waiting for a status, SSE
+parsing, real servers.
 
-The run needs approval for `publish`, so a run started with `REPLIES` pauses once.
+The run needs approval for `publish`, so a run started with `REPLIES` pauses once; one
+started with `SEND` pauses once, for `send`. The served tests run with `TOKEN`.
 `Served` is `thinkgraph serve` in a child process (its output kept); `Live` is the app
 under a real uvicorn in a thread of the test, for what only a real socket shows.
 """
@@ -14,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ import httpx
 import uvicorn
 from starlette.types import ASGIApp
 
-from thinkgraph import tool
+from thinkgraph import Agent, tool
 from thinkgraph.tools import Tool
 
 REPLIES = [
@@ -47,6 +49,48 @@ def publish(report: str) -> str:
 
 
 TOOLS: list[Tool] = [add, publish]
+
+
+@tool(requires_approval=True)
+def send(to: str, count: int) -> str:
+    """Send `count` copies of the report to `to`."""
+    return f"sent {count} to {to}"
+
+
+SEND = [
+    'Thought: send it\nAction: send\nAction Input: {"to": "ops", "count": 2}',
+    "Thought: done\nFinal Answer: sent",
+]
+"""A run that pauses once, for approval of `send`, then ends with the answer "sent"."""
+
+TOKEN = "test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+"""The served tests run with a token, as a server reachable by others would."""
+
+
+def wait_status(
+    get: Callable[[str], Any], thread: str, status: str, within: float = 20
+) -> dict[str, Any]:
+    """The document of run `thread` once it has `status`, read with `get(path)` (a test
+    client's or a real server's); fails after `within` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        doc: dict[str, Any] = get(f"/runs/{thread}").json()
+        if doc.get("status") == status:
+            return doc
+        time.sleep(0.05)
+    raise AssertionError(f"thread {thread} never became {status}")
+
+
+SECRET = "sk-proj-abcdefghijklmnop1234"
+MARKUP = '<img src=x onerror="document.title=1">'
+
+
+def forked(agent: Agent) -> None:
+    """Fork p1 after its first planner as f1, its plan set to a secret and markup (the
+    own-state tests: the graph `tests.cli.state_graphs:planned`)."""
+    at = next(c.checkpoint_id for c in agent.history("p1") if c.node == "planner")
+    agent.fork("p1", at, state={"plan": [f"call {SECRET}", MARKUP]}, new_thread_id="f1")
 
 
 def events(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:

@@ -2,43 +2,32 @@
 
 The run needs approval for `publish`, so each test sees a run start, pause, get its
 answer over HTTP and finish, and the event stream follow it step by step. The attacks
-from other sites are in test_cross_site.py, the bounds in test_limits.py.
+from other sites are in test_cross_site.py, the bounds in test_limits.py, the live page in
+a real browser in test_server_browser.py.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
 from starlette.testclient import TestClient
 
 from tests.server.conftest import BASE
-from tests.server.support import REPLIES, TOOLS, Served, events
+from tests.server.support import AUTH, REPLIES, TOOLS, events, wait_status
 from tests.support.meeting import REPLIES as MEETING
 from tests.support.meeting import meeting
 from thinkgraph import Agent, ScriptedModel, tool
 from thinkgraph.server import build_app
 
 
-def _wait_status(client: TestClient, thread: str, status: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        doc: dict[str, Any] = client.get(f"/runs/{thread}").json()
-        if doc.get("status") == status:
-            return doc
-        time.sleep(0.05)
-    raise AssertionError(f"thread {thread} never became {status}")
-
-
 def test_a_run_starts_pauses_is_approved_and_ends_over_http(client: TestClient) -> None:
     started = client.post("/runs", json={"task": "add then publish", "thread_id": "h1"})
     assert started.status_code == 202 and started.json() == {"thread_id": "h1"}
-    paused = _wait_status(client, "h1", "paused")
+    paused = wait_status(client.get, "h1", "paused")
     [pending] = paused["pending"]
     assert pending["tool"] == "publish" and pending["args"] == {"report": "three"}
     assert [r["thread_id"] for r in client.get("/runs").json()] == ["h1"]
@@ -49,7 +38,7 @@ def test_a_run_starts_pauses_is_approved_and_ends_over_http(client: TestClient) 
     assert client.post("/runs/h1/resume", json=answer).status_code == 202
     # A second click: refused whether the first is still going on (busy) or over.
     assert client.post("/runs/h1/resume", json=answer).status_code == 409
-    done = _wait_status(client, "h1", "done")
+    done = wait_status(client.get, "h1", "done")
     assert done["answer"] == "3"
     assert [s["type"] for s in done["steps"]][-3:] == ["llm_call", "thought", "final"]
 
@@ -98,7 +87,7 @@ def test_a_thread_cannot_be_started_twice_or_answered_when_running(client: TestC
     client.post("/runs", json={"task": "add then publish", "thread_id": "h3"})
     again = client.post("/runs", json={"task": "again", "thread_id": "h3"})
     assert again.status_code == 409 and "already holds a run" in again.json()["error"]
-    _wait_status(client, "h3", "paused")
+    wait_status(client.get, "h3", "paused")
     typed = {"content-type": "application/json"}
     not_json = client.post("/runs/h3/resume", content=b"{oops", headers=typed)
     assert not_json.status_code == 400 and "not JSON" in not_json.json()["error"]
@@ -108,21 +97,6 @@ def test_the_page_is_one_document_that_streams_runs(client: TestClient) -> None:
     page = client.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "new EventSource(" in page.text and "<script src" not in page.text
-
-
-TOKEN = "test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
-"""The served tests run with a token, as a server reachable by others would."""
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
-    """`thinkgraph serve` in a child process, with the tests' tools and replies."""
-    server = Served(tmp_path, token=TOKEN)
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 def _follow(url: str, thread: str) -> list[tuple[str, Any]]:
@@ -148,27 +122,6 @@ def test_thinkgraph_serve_runs_a_task_over_real_http(served: str) -> None:
     kind, data = ended[-1]
     assert kind == "end" and data["status"] == "done" and data["answer"] == "3"
     assert [k for k, _ in ended].count("step") >= 14
-
-
-def test_the_live_page_shows_a_run_and_approves_it_in_a_real_browser(
-    served: str, page: Page
-) -> None:
-    httpx.post(served + "/runs", json={"task": "add then publish", "thread_id": "b1"}, headers=AUTH)
-    page.goto(served + f"/?token={TOKEN}#thread=b1")  # the cookie, then the page
-    body = page.locator("body")
-    expect(body).to_contain_text("waits for approval: publish")
-    shown = body.inner_text()
-    assert "#4 tool_result" in shown and "add → ok" in shown
-    # The stream ended at the pause; no reconnecting (EventSource.CLOSED is 2).
-    page.wait_for_function("() => source.readyState === 2", timeout=10_000)
-    page.locator("#pending").get_by_role("button", name="Approve").click()
-    expect(body).to_contain_text("answer: 3")
-    shown = body.inner_text()
-    assert "#9 human" in shown and "approve" in shown and "#14 final" in shown
-    assert "waits for approval" not in shown
-    assert shown.count("#4 tool_result") == 1  # each step once, though streamed twice
-    done = httpx.get(served + "/runs/b1", headers=AUTH).json()
-    assert done["status"] == "done" and done["answer"] == "3"
 
 
 def test_with_a_queue_the_server_hands_runs_to_workers(tmp_path: Path) -> None:

@@ -182,7 +182,10 @@ def test_a_stale_second_tab_gets_409_and_changes_nothing(
     context = browser.new_context()
     page = context.new_page()
     page.goto(f"{live.url}/studio/runs/s1")
-    stale = context.new_page()  # the same run open in a second tab
+    # The same run open in a second tab without scripts (with them, its forms would go
+    # away as the run moves on: test_studio_live_browser), so it keeps the stale form.
+    still = browser.new_context(java_script_enabled=False)
+    stale = still.new_page()
     stale.goto(f"{live.url}/studio/runs/s1")
     page.get_by_role("form", name="reject call").get_by_label("reason").fill("no")
     page.get_by_role("button", name="Reject").click()
@@ -193,6 +196,7 @@ def test_a_stale_second_tab_gets_409_and_changes_nothing(
     assert answered.value.status == 409
     expect(stale.get_by_role("alert")).to_be_visible()
     assert len(agent.result("s1").chain) == before  # the late Approve ran nothing
+    still.close()
     context.close()
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from tests.cli.state_graphs import PLANNED
@@ -20,20 +21,25 @@ from thinkgraph.server import build_app
 TOKEN = "s3cret-token-for-the-studio"
 HOSTILE = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
 
-STUDIO_GETS = [
-    "/studio",
-    "/studio/live.js",
-    "/studio/runs/g1",
-    "/studio/runs/g1/at/x",
-    "/studio/runs/g1/live",
-    "/studio/compare?a=g1&b=g1",
-]
-STUDIO_POSTS = [
-    "/studio/runs",
-    "/studio/runs/g1/answer",
-    "/studio/runs/g1/fork",
-    "/studio/runs/g1/replay",
-]
+PATH_VALUES = {"{thread}": "g1", "{checkpoint}": "x"}
+
+
+def studio_paths(app: Starlette) -> tuple[list[str], list[str]]:
+    """Every studio route of `app`, as a path to ask (GET) and to post to (POST): read from
+    the app itself, so a route added later is guarded by these tests without a word here."""
+    gets: list[str] = []
+    posts: list[str] = []
+    for route in app.routes:
+        path = getattr(route, "path", "")
+        if not path.startswith("/studio"):
+            continue
+        for name, value in PATH_VALUES.items():
+            path = path.replace(name, value)
+        assert "{" not in path, f"give {path} a value in PATH_VALUES"
+        methods = getattr(route, "methods", None) or set()
+        gets += [path] if "GET" in methods else []
+        posts += [path] if "POST" in methods else []
+    return gets, posts
 
 
 @pytest.fixture
@@ -48,11 +54,14 @@ def agent(tmp_path: Path) -> Iterator[Agent]:
 
 
 def test_every_studio_route_needs_the_token_and_the_servers_own_host(agent: Agent) -> None:
-    with TestClient(build_app(agent, token=TOKEN), base_url=BASE) as client:
-        for path in STUDIO_GETS:
+    app = build_app(agent, token=TOKEN)
+    gets, posts = studio_paths(app)
+    assert "/studio/runs/g1/steer" in gets and "/studio/runs/g1/fork" in posts  # read, not listed
+    with TestClient(app, base_url=BASE) as client:
+        for path in gets:
             assert client.get(path).status_code == 401, path
             assert client.get(path, headers={"Host": "evil.example"}).status_code == 403, path
-        for path in STUDIO_POSTS:
+        for path in posts:
             sent = client.post(path, data={"task": "x"}, follow_redirects=False)
             assert sent.status_code == 401, path
         assert client.get("/studio", params={"token": TOKEN}).status_code == 200
@@ -115,3 +124,19 @@ def test_a_checkpoints_own_state_keys_are_masked(tmp_path: Path) -> None:
         assert page.status_code == 200
         assert secret not in page.text and "call ***" in page.text
         assert "<img src=x" not in page.text
+
+
+def test_every_studio_form_is_refused_cross_site_and_without_its_csrf_token(agent: Agent) -> None:
+    """Each studio POST, read from the app: a form from another site is 403 before it is
+    read, and a same-site form without the page's CSRF token is 403 too; nothing starts."""
+    app = build_app(agent)
+    _gets, posts = studio_paths(app)
+    assert len(posts) >= 4
+    with TestClient(app, base_url=BASE) as client:
+        for path in posts:
+            for headers in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+                sent = client.post(path, data={"task": "x"}, headers=headers)
+                assert sent.status_code == 403, (path, headers)
+            bare = client.post(path, data={"task": "x", "thread_id": "nope"})
+            assert bare.status_code == 403, path
+        assert client.get("/runs/nope").status_code == 404  # nothing started

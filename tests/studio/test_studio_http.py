@@ -6,6 +6,7 @@ nothing; a form from elsewhere is refused."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -256,7 +257,8 @@ def test_fork_from_a_checkpoint_with_an_edited_argument(client: TestClient, agen
     )  # fmt: skip
     assert forked.status_code == 303, forked.text
     assert forked.headers["location"] == "/studio/runs/f2"
-    assert client.get("/runs/f2").json()["pending"][0]["args"] == {"to": "audit", "count": 1}
+    # The fork runs on after the answer: it pauses again, for the edited call.
+    assert wait_status(client, "f2", "paused")["pending"][0]["args"] == {"to": "audit", "count": 1}
     assert client.get("/runs/f1").json()["status"] == "done"  # the original is untouched
     bad = _post(client, f"/studio/runs/f1/at/{at}", "Fork from here", edit="{not json")
     assert bad.status_code == 422
@@ -273,6 +275,11 @@ def test_replay_leads_to_the_comparison_and_compare_names_both_runs(
     where = replayed.headers["location"]
     assert where.startswith("/studio/compare?a=p1&b=replay-p1")
     page = client.get(where)
+    for _ in range(400):  # answered at once; the replay ends in a moment
+        if "The replay is running" not in page.text:
+            break
+        time.sleep(0.05)
+        page = client.get(where)
     assert page.status_code == 200
     assert "replay: <strong>same</strong>" in page.text and "the same" in page.text
     assert "<svg" in page.text and "shared" in page.text

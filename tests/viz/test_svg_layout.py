@@ -476,3 +476,31 @@ def test_a_hostile_link_is_refused_or_inert() -> None:
     assert "<script" not in svg and "<img" not in svg
     for el in parse(svg).iter():
         assert not any(attr.lower().startswith("on") for attr in el.attrib), el.attrib
+
+
+def test_a_layout_is_kept_by_the_graphs_shape(
+    react_model: nx.DiGraph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same shape (nodes, edges, their labels) is laid out once; another label or edge
+    is another shape; only the last `LAYOUTS_KEPT` shapes are kept."""
+    import thinkgraph.viz.layout as layout
+
+    made: list[int] = []
+    lay_out = layout._lay_out
+
+    def counted(model: nx.DiGraph) -> Any:
+        made.append(model.number_of_nodes())
+        return lay_out(model)
+
+    monkeypatch.setattr(layout, "_lay_out", counted)
+    monkeypatch.setattr(layout, "_kept", type(layout._kept)())
+    first = layered_layout(react_model)
+    again = layered_layout(nx.DiGraph(react_model))  # a copy: the same shape
+    assert again is first and len(made) == 1
+    relabelled = nx.DiGraph(react_model)
+    relabelled.nodes["think"]["label"] = "a much longer label for think"
+    assert layered_layout(relabelled) is not first and len(made) == 2
+    assert layered_layout(relabelled).nodes["think"].width > first.nodes["think"].width
+    for size in range(layout.LAYOUTS_KEPT):
+        layered_layout(synthetic_model(size + 3, size + 3))
+    assert layered_layout(react_model) is not first  # pushed out by the newer shapes

@@ -5,6 +5,7 @@
   waits for, from a store and a graph.
 - `thinkgraph.runs.events`: the typed events a run yields.
 - `thinkgraph.runs.forks`: what a fork may edit.
+- `thinkgraph.runs.lineage`: where a fork or a replay records its source, found by query.
 
 `thinkgraph.Agent` is the facade over these.
 """

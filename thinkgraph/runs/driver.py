@@ -50,6 +50,7 @@ from thinkgraph.runs.forks import (
     own_key_types,
     own_starts,
 )
+from thinkgraph.runs.lineage import FORK_AT, FORK_OF, REPLAY_OF
 from thinkgraph.runs.reader import RunReader, pending_of, status_of
 from thinkgraph.state import (
     AgentState,
@@ -197,6 +198,8 @@ class Driver:
             # Fail closed: a replay whose tool calls nothing decides would run them.
             raise ConfigError("a replay is started with the guard that decides its tool calls")
         config = guarded(self.config(thread_id, limits), guard)
+        if replay_of is not None:  # found by query: `RunReader.replays`
+            config["metadata"] = {**(config.get("metadata") or {}), REPLAY_OF: replay_of}
         # A generator's caller runs between its items: it must not pass as the holder.
         async with self.store.alease(thread_id, nested=False):
             await self._refuse_existing(thread_id)
@@ -404,8 +407,10 @@ class Driver:
         counters = values.get("counters") or Counters()
         async with self.store.alease(new_id, nested=False):
             await self._refuse_existing(new_id)
+            # Only the fork's first checkpoint records its source (`FORK_OF`, `FORK_AT`).
+            recorded = {FORK_OF: thread_id, FORK_AT: checkpoint_id}
             await self.graph.aupdate_state(
-                target,
+                {**target, "metadata": {**(target.get("metadata") or {}), **recorded}},
                 as_written(values, self.graph.builder.channels),
                 as_node=START if as_node == "start" else as_node,
             )

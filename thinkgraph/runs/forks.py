@@ -61,6 +61,7 @@ from thinkgraph.values import problem
 __all__ = [
     "EDITABLE",
     "as_written",
+    "editable_steps",
     "edited_state",
     "fork_edits",
     "fork_values",
@@ -144,6 +145,28 @@ def edited_state(values: dict[str, Any], edits: Edits, deps: Deps) -> dict[str, 
     needed = state.get("needs_approval") or []
     state["needs_approval"] = [i for i in needed if i not in edited_calls]
     return state
+
+
+def editable_steps(values: Mapping[str, Any], deps: Deps) -> dict[int, str]:
+    """The steps a fork from the state `values` may edit, each with the field it may edit
+    (`EDITABLE`): those whose edit to the value they hold `edited_state` takes, so a form
+    offers what a fork would take and nothing it would refuse (a call that already ran, an
+    answer already validated)."""
+    found: dict[int, str] = {}
+    state = dict(values)
+    for step in values.get("chain") or ():
+        field = EDITABLE.get(str(getattr(step, "type", "")))
+        if field is None:
+            continue
+        held = step.call.args if isinstance(step, ToolCallStep) else getattr(step, field, None)
+        if held is None:
+            continue  # a thought that proposed no answer; a call whose args never parsed
+        try:
+            edited_state(state, {step.number: {field: held}}, deps)
+        except ResumeValueError:
+            continue
+        found[step.number] = field
+    return found
 
 
 def own_key_types(channels: Mapping[str, BaseChannel[Any, Any, Any]]) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from thinkgraph.hitl import Pending
 from thinkgraph.nodes.deps import Validator
 from thinkgraph.nodes.validators import structured_output
 from thinkgraph.result import JobState, RunResult, RunSummary
+from thinkgraph.runs.lineage import FORK_AT, FORK_OF, REPLAY_OF
 from thinkgraph.runs.listing import (
     EVERY_RUN,
     RUN_STATUSES,
@@ -579,6 +580,55 @@ class RunReader:
         except ThreadNotFoundError:
             return None
         return chain[0].text if chain and isinstance(chain[0], TaskStep) else None
+
+    def forks(self, thread_id: str) -> list[tuple[str, str]]:
+        """The runs forked from `thread_id`, oldest first, each as (its thread id, the
+        checkpoint of `thread_id` it was forked at).
+
+        One query over checkpoint metadata (a fork's first checkpoint names its source,
+        `thinkgraph.runs.lineage.FORK_OF`): no run is read. The store scans the metadata of
+        its checkpoints for it (SQLite's ``json_extract``, PostgreSQL's ``@>``), and reads
+        only the few checkpoints that match.
+
+        Raises:
+            StorageError: the store cannot be read.
+        """
+        with steps_left_packed():
+            found = list(self._store.list(None, filter={FORK_OF: thread_id}))
+        found.sort(key=lambda t: str(t.config["configurable"]["checkpoint_id"]))
+        return [
+            (str(t.config["configurable"]["thread_id"]), str((t.metadata or {}).get(FORK_AT)))
+            for t in found
+        ]
+
+    def replays(self, thread_id: str) -> list[str]:
+        """The replays of `thread_id`, oldest first: one query over checkpoint metadata
+        (`thinkgraph.runs.lineage.REPLAY_OF`) for each replay's input checkpoint; no run
+        is read.
+
+        Raises:
+            StorageError: the store cannot be read.
+        """
+        with steps_left_packed():
+            found = list(self._store.list(None, filter={REPLAY_OF: thread_id, "step": -1}))
+        found.sort(key=lambda t: str(t.config["configurable"]["checkpoint_id"]))
+        return [str(t.config["configurable"]["thread_id"]) for t in found]
+
+    def fork_of(self, thread_id: str) -> tuple[str, str] | None:
+        """The run `thread_id` was forked from and the checkpoint forked at; None when it
+        was not forked. Read from the metadata of the run's checkpoints written by an
+        update (a fork's first is one), their steps left packed.
+
+        Raises:
+            StorageError: the store cannot be read.
+        """
+        with steps_left_packed():
+            for found in self._store.list(_config(thread_id), filter={"source": "update"}):
+                meta: Mapping[str, Any] = found.metadata or {}
+                source = meta.get(FORK_OF)
+                if isinstance(source, str):
+                    return source, str(meta.get(FORK_AT))
+        return None
 
     def summary(self, thread_id: str) -> RunSummary | None:
         """One run as `runs` lists it (its job's word included); None when the thread holds

@@ -13,7 +13,8 @@
                                     checkpoint yet: status "queued" (or "failed", its job
                                     failed before the run began), job_id, queue, no steps
     GET  /runs/{thread}/diagram     the graph with the path the run took: SVG (Graphviz),
-                                    or Mermaid text when Graphviz is not installed
+                                    or Mermaid text when Graphviz is not installed;
+                                    ?format=mermaid or ?format=dot: that text, to export
     POST /runs/{thread}/resume      {"decisions"?: {call_id: {"action": ...}}, "answer"?: ...}
     GET  /runs/{thread}/events      server-sent events: `step` (each step as it is stored),
                                     `status` (when status, what it waits for, or the
@@ -88,7 +89,7 @@ from thinkgraph.server.guards import HostGate, SameOriginGate, server_hosts
 from thinkgraph.server.limits import BodyLimit, StreamCap
 from thinkgraph.server.page import PAGE, PAGE_CSP
 from thinkgraph.server.runs import MAX_RUNS, ServerRuns, TaskTooLongError, TooManyRunsError
-from thinkgraph.server.studio import Csrf, studio_routes
+from thinkgraph.server.studio import Csrf, lay_out_served_graph, studio_routes
 from thinkgraph.views import run_summary_dict, to_json_dict
 from thinkgraph.viz import GraphvizNotFoundError
 from thinkgraph.worker import RunQueue
@@ -360,19 +361,20 @@ def build_app(
 
         thread = request.path_params["thread"]
         fmt = request.query_params.get("format", "svg")
-        if fmt not in ("svg", "mermaid"):
-            return _error(f"format must be svg or mermaid, not {fmt!r}", 400)
+        if fmt not in ("svg", "mermaid", "dot"):
+            return _error(f"format must be svg, mermaid or dot, not {fmt!r}", 400)
         headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
         try:
             if fmt == "svg":
                 with contextlib.suppress(GraphvizNotFoundError):
                     svg = await asyncio.to_thread(agent.draw, "svg", thread)
                     return Response(svg, media_type="image/svg+xml", headers=headers)
-            mermaid = await asyncio.to_thread(agent.draw, "mermaid", thread)
+            # Graphviz is not installed: the Mermaid text, which the page shows as it is.
+            text = await asyncio.to_thread(agent.draw, "dot" if fmt == "dot" else "mermaid", thread)
         except ThinkgraphError as exc:
             return _failure(exc)
-        # Graphviz is not installed: the Mermaid text, which the page shows as it is.
-        return Response(mermaid, media_type="text/plain; charset=utf-8", headers=headers)
+        # Text, never a page: an export is read or saved, not rendered here.
+        return Response(text, media_type="text/plain; charset=utf-8", headers=headers)
 
     async def resume_run(request: Request) -> Response:
         thread = request.path_params["thread"]
@@ -422,7 +424,11 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # The studio's pages of the served graph's runs then pay no layout.
+        laying_out = asyncio.create_task(asyncio.to_thread(lay_out_served_graph, agent))
         yield
+        with contextlib.suppress(Exception):
+            await laying_out
         # The runs in progress go on to their end or pause (the store must stay open until
         # then).
         await runs.close()

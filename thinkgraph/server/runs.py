@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,8 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.runs import NodeStart, StepEvent
+from thinkgraph.runs.driver import fresh_thread_id
+from thinkgraph.runs.replay import fresh_replay_thread
 from thinkgraph.storage.answers import this_process
 from thinkgraph.types import thread_id_problem
 from thinkgraph.views.json_doc import job_fields, waiting_doc
@@ -114,6 +116,9 @@ class ServerRuns:
         self._document = document
         self.tasks: dict[str, asyncio.Task[None]] = {}
         """The runs this server is advancing, by thread."""
+        self.replays: dict[str, asyncio.Task[None]] = {}
+        """The replays this server is making, by the replay's thread: apart from `tasks`,
+        whose runs bump their feeds themselves, so a replay's page is followed by polling."""
         self.resuming: set[str] = set()
         """Threads with an answer being applied here."""
         self.feeds: dict[str, Feed] = {}
@@ -171,8 +176,72 @@ class ServerRuns:
         self._launch(thread, events, answers=True)
         return {"thread_id": thread}
 
+    async def fork(
+        self,
+        thread: str,
+        checkpoint_id: str,
+        *,
+        edit: Mapping[int, Mapping[str, Any]] | None = None,
+        state: Mapping[str, Any] | None = None,
+        new_thread: str | None = None,
+    ) -> str:
+        """Start a fork of `thread` from `checkpoint_id` (see `Driver.fork`) on this server,
+        and return its thread once its first checkpoint is written; it runs on after.
+
+        Raises:
+            What `Driver.fork` raises before it writes anything (no such checkpoint, an
+            edit it refuses, a taken thread), at once; `TooManyRunsError`.
+        """
+        target = new_thread or fresh_thread_id()
+        if self.advancing(target):
+            raise ThreadExistsError(f"thread {target!r} already holds a run")
+        self._room()
+        begun: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        events = self.agent.driver.fork(
+            thread, checkpoint_id, edit=edit, state=state, new_thread_id=target
+        )
+        self._launch(target, _announced(events, begun))
+        await begun
+        return target
+
+    async def replay(self, thread: str) -> str:
+        """Start a replay of `thread` on the agent's graph (`Agent.areplay`) on this server,
+        and return the replay's thread at once; its report is recorded on that thread when
+        it ends, and `advancing` says it is under way meanwhile.
+
+        Raises:
+            ThreadNotFoundError: no run under `thread`, at once; `TooManyRunsError`.
+        """
+        if await self.agent.acheckpoint_id(thread) is None:
+            raise await self.agent.reader.ano_run(thread)
+        self._room()
+        store = self.agent.driver.store
+        base = await fresh_replay_thread(store, thread)
+        target, n = base, 1
+        # Another replay of it started here may not be stored yet: its thread is taken too.
+        while target in self.replays or (n > 1 and await store.ahas_thread(target)):
+            n += 1
+            target = f"{base}-{n}"
+        self.replays[target] = asyncio.create_task(
+            self._replaying(thread, target), name=f"thinkgraph-replay-{target}"
+        )
+        return target
+
+    async def _replaying(self, thread: str, target: str) -> None:
+        try:
+            await self.agent.areplay(thread, new_thread_id=target)
+        except Exception:
+            logger.exception("replay %s of thread %s failed", target, thread)
+        finally:
+            self.replays.pop(target, None)
+
+    def advancing(self, thread: str) -> bool:
+        """Whether this server advances `thread` now: a run, a fork or a replay it started
+        (a replay until its report is made)."""
+        return thread in self.tasks or thread in self.replays
+
     def _room(self) -> None:
-        if len(self.tasks) >= self.max_runs:
+        if len(self.tasks) + len(self.replays) >= self.max_runs:
             raise TooManyRunsError(
                 f"this server already advances {self.max_runs} runs at once; try again when "
                 "one ends, start it with a larger --max-runs, or hand runs to workers "
@@ -220,8 +289,9 @@ class ServerRuns:
         for feed in self.feeds.values():
             if feed.poller is not None:
                 feed.poller.cancel()
-        if self.tasks:
-            await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        if self.tasks or self.replays:
+            running = [*self.tasks.values(), *self.replays.values()]
+            await asyncio.gather(*running, return_exceptions=True)
         if self.jobs is not None:
             self.jobs.close()
 
@@ -381,6 +451,25 @@ class ServerRuns:
                     feed.doc = None
                 feed.doc_version = version
             return feed.doc
+
+
+async def _announced(
+    events: AsyncIterator[RunEvent], begun: asyncio.Future[None]
+) -> AsyncIterator[RunEvent]:
+    """`events`, telling `begun` when the first comes (the run is stored) or, failing
+    before it, the error: the run was refused, and the caller says so (no event follows)."""
+    try:
+        async for event in events:
+            if not begun.done():
+                begun.set_result(None)
+            yield event
+    except Exception as exc:
+        if begun.done():
+            raise
+        begun.set_exception(exc)
+    finally:
+        if not begun.done():
+            begun.set_result(None)
 
 
 def _queued(job: QueuedJob) -> dict[str, Any]:

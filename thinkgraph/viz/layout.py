@@ -22,7 +22,9 @@ model always gives one layout. Text widths are estimated from the characters: no
 
 from __future__ import annotations
 
+import threading
 import unicodedata
+from collections import OrderedDict
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final, TypeAlias
@@ -157,13 +159,49 @@ class _Edge:
     label_item: int | None = None
 
 
+LAYOUTS_KEPT: Final = 32
+"""Layouts kept for the graph shapes drawn last (a server draws the same few graphs)."""
+
+_kept: OrderedDict[tuple[object, ...], GraphLayout] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
 def layered_layout(model: nx.DiGraph) -> GraphLayout:
     """Lay out a graph model (from `to_graph_model` or `from_description`) in layers.
+
+    The layout is a function of the model's shape alone — its nodes and their labels, its
+    edges and theirs, in order — so the last `LAYOUTS_KEPT` are kept by that shape: a page
+    drawing a run of a graph drawn before pays no layout (a 150-node graph's takes about
+    half a second), only its run's classes. A kept layout is shared: read it, never change it.
 
     Returns:
         Boxes for the nodes and routes for the edges, both in the model's order, in a
         box from (0, 0) to (width, height).
     """
+    shape = _shape(model)
+    with _kept_lock:
+        found = _kept.get(shape)
+        if found is not None:
+            _kept.move_to_end(shape)
+            return found
+    made = _lay_out(model)
+    with _kept_lock:
+        _kept[shape] = made
+        while len(_kept) > LAYOUTS_KEPT:
+            _kept.popitem(last=False)
+    return made
+
+
+def _shape(model: nx.DiGraph) -> tuple[object, ...]:
+    """What `_lay_out` reads of `model`."""
+    nodes = tuple((str(n), str(data.get("label") or "")) for n, data in model.nodes(data=True))
+    edges = tuple(
+        (str(a), str(b), str(data.get("label") or "")) for a, b, data in model.edges(data=True)
+    )
+    return nodes, edges
+
+
+def _lay_out(model: nx.DiGraph) -> GraphLayout:
     names = [str(n) for n in model.nodes]
     index = {node: i for i, node in enumerate(model.nodes)}
     n = len(names)

@@ -16,6 +16,14 @@ server's own process, with nothing from the network:
                                               status, graph, steps and own state there
     POST /studio/runs/{thread}/answer         a form's answer: Approve, Edit, Respond,
                                               Reject, Continue, Retry, Abort, guidance
+    POST /studio/runs/{thread}/fork           Fork from here: a new run from a checkpoint,
+                                              its edits read from the form's fields
+                                              (`forms.fork_of`), started on the server
+    POST /studio/runs/{thread}/replay         Replay: the run replayed on the graph served
+                                              now, started on the server
+    GET  /studio/compare?a=RUN&b=RUN          two runs on one graph and step by step; when
+                                              b replays a, the replay's report
+                                              (`thinkgraph.server.studio.replays`)
 
 Every page works without JavaScript and by keyboard: links and form POSTs. A form names
 the pause it answers (``at``: its checkpoint id) and carries the CSRF token
@@ -23,10 +31,11 @@ the pause it answers (``at``: its checkpoint id) and carries the CSRF token
 the run left, is 409 and changes nothing; a form without the token is 403. What a form
 says is read as an answer by `thinkgraph.server.studio.forms`; answers go through the
 server's one answer path (`ServerRuns.resume`, one answer per pause), as the JSON API's
-do.
+do. A fork or a replay is started on the server (`ServerRuns.fork`, `ServerRuns.replay`)
+and answered at once with its page; what is refused before it starts is answered then.
 """
 
 from thinkgraph.server.studio.csrf import Csrf
-from thinkgraph.server.studio.routes import studio_routes
+from thinkgraph.server.studio.routes import lay_out_served_graph, studio_routes
 
-__all__ = ["Csrf", "studio_routes"]
+__all__ = ["Csrf", "lay_out_served_graph", "studio_routes"]

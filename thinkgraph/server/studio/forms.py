@@ -14,6 +14,10 @@ field of an argument the schema does not require is left out, so its default app
 JSON, when given, is taken as it is. The server checks the result against the schema
 either way (the gate's one decision schema); this only reads the fields as typed. A
 response or guidance with no text is refused: it would give the model nothing.
+
+The fork form (`fork_of`) is read the same way: an edited call's arguments by the tool's
+schema, and only the fields a person changed from what the page showed; the fork itself
+decides what it takes (`thinkgraph.runs.forks`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,15 @@ from typing import Any
 
 from thinkgraph.errors import ResumeValueError
 
-__all__ = ["LEFT_OUT", "answer_of", "arg_schema", "field_value", "schema_types", "tool_schemas"]
+__all__ = [
+    "LEFT_OUT",
+    "answer_of",
+    "arg_schema",
+    "field_value",
+    "fork_of",
+    "schema_types",
+    "tool_schemas",
+]
 
 LEFT_OUT: Any = object()
 """What `field_value` gives for a field to leave out of the arguments."""
@@ -176,10 +188,15 @@ def _decision(
         except ValueError as exc:
             raise ResumeValueError(f"the arguments are not JSON: {exc}") from None
     schema = schemas.get(field("tool")) or {}
+    return {"action": "edit", "args": _args(form, f"arg.{call}." if call else "arg.", schema)}
+
+
+def _args(form: Mapping[str, str], prefix: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments the fields named `prefix` + an argument's name give, each read by its
+    schema in the tool's `schema` (`field_value`)."""
     props = schema.get("properties") or {}
     # Without a schema, no argument is known to be optional: every field is sent.
     required = set(schema.get("required") or ()) if props else None
-    prefix = f"arg.{call}." if call else "arg."
     args = {}
     for key, text in form.items():
         if key.startswith(prefix):
@@ -188,4 +205,78 @@ def _decision(
             value = field_value(text, arg_schema(schema, name), needed)
             if value is not LEFT_OUT:
                 args[name] = value
-    return {"action": "edit", "args": args}
+    return args
+
+
+def fork_of(
+    form: Mapping[str, str],
+    steps: Mapping[int, Mapping[str, Any]],
+    state: Mapping[str, Any],
+    schemas: Mapping[str, Mapping[str, Any]],
+) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
+    """The step edits and the state keys a fork form gives, as `Agent.afork` takes them.
+
+    The form holds a field per editable part of the checkpoint (`steps`, the steps as the
+    page showed them, by number; `state`, its own state keys as shown): ``edit.N.text``
+    (an observation), ``edit.N.answer`` (a thought's answer), ``edit.N.tool`` and
+    ``edit.N.arg.NAME`` (a call's arguments, read by the tool's schema as the Edit form's
+    are) and ``state.KEY`` (JSON). A field left as shown is no edit: only what a person
+    changed is sent. The steps' raw JSON (``edit``: ``{"N": {"FIELD": VALUE}}``), when
+    given, is taken as the step edits instead of their fields.
+
+    Raises:
+        ResumeValueError: raw edits or a state key's value that are not JSON, or raw
+            edits that do not map step numbers to fields.
+    """
+    raw = form.get("edit", "").strip()
+    edits = _raw_edits(raw) if raw else _field_edits(form, steps, schemas)
+    keys: dict[str, Any] = {}
+    for name, text in form.items():
+        if not name.startswith("state."):
+            continue
+        key = name[len("state.") :]
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise ResumeValueError(
+                f"state key {key!r} is not JSON ({exc}): {text[:80]!r}"
+            ) from None
+        if key not in state or value != state[key]:
+            keys[key] = value
+    return edits, keys
+
+
+def _raw_edits(raw: str) -> dict[int, dict[str, Any]]:
+    try:
+        given = json.loads(raw)
+        return {int(number): fields for number, fields in given.items()}
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise ResumeValueError(
+            f'the steps to edit are not JSON of the shape {{"STEP": {{"FIELD": VALUE}}}}: {exc}'
+        ) from None
+
+
+def _field_edits(
+    form: Mapping[str, str],
+    steps: Mapping[int, Mapping[str, Any]],
+    schemas: Mapping[str, Mapping[str, Any]],
+) -> dict[int, dict[str, Any]]:
+    """The step edits the fields give: those that differ from the step as shown."""
+    edits: dict[int, dict[str, Any]] = {}
+    for number, shown in steps.items():
+        kind = shown.get("type")
+        if kind == "observation" and f"edit.{number}.text" in form:
+            # A browser sends a text area's line ends as CRLF.
+            text = form[f"edit.{number}.text"].replace("\r\n", "\n")
+            if text != shown.get("text"):
+                edits[number] = {"text": text}
+        elif kind == "thought" and f"edit.{number}.answer" in form:
+            answer = form[f"edit.{number}.answer"]
+            if answer != shown.get("answer"):
+                edits[number] = {"answer": answer}
+        elif kind == "tool_call" and f"edit.{number}.tool" in form:
+            schema = schemas.get(form[f"edit.{number}.tool"]) or {}
+            args = _args(form, f"edit.{number}.arg.", schema)
+            if args != (shown.get("call") or {}).get("args"):
+                edits[number] = {"args": args}
+    return edits

@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 
 from thinkgraph.viz import SVG_CSS
 
-__all__ = ["STUDIO_CSP", "esc", "link", "node_url", "page", "thread_url"]
+__all__ = ["STUDIO_CSP", "compare_url", "esc", "link", "node_url", "page", "thread_url"]
 
 _STYLE = (
     """
@@ -50,6 +50,9 @@ button:focus-visible, a:focus-visible { outline: 3px solid #2a5bd7; outline-offs
 .muted { color: #5b6478; } .error { color: #b3261e; font-weight: 600; }
 nav.pages a { margin-right: 12px; }
 ol.timeline { padding-left: 22px; } ol.timeline li { margin: 2px 0; }
+.diff-line.add { background: #e6f4ea; color: #1e7b34; }
+.diff-line.del { background: #fce8e6; color: #b3261e; }
+.diff-line.hunk, .diff-line.file { color: #5b6478; }
 """
     + SVG_CSS
 )
@@ -79,6 +82,11 @@ def thread_url(thread: str, *parts: str) -> str:
 def node_url(thread: str, node: str) -> str:
     """The URL of a run's page showing the steps of one node (``?node=NAME``)."""
     return f"{thread_url(thread)}?{urlencode({'node': node})}"
+
+
+def compare_url(a: str, b: str) -> str:
+    """The URL of the comparison of the runs `a` and `b`."""
+    return f"/studio/compare?{urlencode({'a': a, 'b': b})}"
 
 
 def link(path: str, text: str, query: Mapping[str, object] | None = None) -> str:

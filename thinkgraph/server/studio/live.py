@@ -4,8 +4,13 @@ It only enhances a page that works without it. On a run's page (``#live``, which
 the thread and the status the page was drawn with) it listens to the run's server-sent
 events (``/runs/T/events``) and, on each, asks ``/studio/runs/T/live`` for what the
 overlay marks now — per node its classes and visits, per edge whether it was taken — and
-sets them on the SVG drawn once: no new layout, nothing parsed as HTML. When the run's
-status changes (it paused, finished, failed), a notice says so with a link to reload.
+sets them on the SVG drawn once: no new layout. It sets the run's status (``#status``)
+and the tokens and cost of each node (the table's ``data-node`` rows) as text. When the
+run pauses at a checkpoint the page's forms do not answer, or moves on from a pause, it
+asks ``/studio/runs/T/steer`` for the page's steer section as the server renders it (each
+form with its CSRF token and the checkpoint it answers, every value escaped there) and
+puts it in place of ``#steer``: no text of the run is ever turned into HTML here. When
+the status changes, a notice says so with a link to reload for the steps.
 Where ``EventSource`` is missing or the stream fails, it asks every 2 seconds instead.
 Served as a file of this server (`STUDIO_CSP` allows ``script-src 'self'``), never inline.
 """
@@ -44,6 +49,13 @@ LIVE_JS = r"""
       });
     }
     box.setAttribute("data-steps", String(live.steps));
+    var status = document.getElementById("status");
+    if (status && status.textContent !== live.status) {
+      status.textContent = live.status;
+      status.className = "status-" + live.status;
+    }
+    spent(live.usage || {});
+    steer(live);
     if (live.status !== shown) {
       var note = document.getElementById("moved");
       if (!note) {
@@ -53,11 +65,61 @@ LIVE_JS = r"""
         box.prepend(note);
       }
       note.textContent = "The run is " + live.status + " now. ";
-      var again = document.createElement("a");
-      again.href = base;
-      again.textContent = "Reload to see it";
-      note.appendChild(again);
+      var reload = document.createElement("a");
+      reload.href = base;
+      reload.textContent = "Reload to see its steps";
+      note.appendChild(reload);
     }
+  }
+
+  function spent(usage) {
+    var table = document.querySelector('table[aria-label="tokens and cost per node"] tbody');
+    if (!table) return;
+    Object.keys(usage).forEach(function (node) {
+      var row = null;
+      table.querySelectorAll("tr[data-node]").forEach(function (tr) {
+        if (tr.getAttribute("data-node") === node) row = tr;
+      });
+      if (!row) {
+        row = document.createElement("tr");
+        row.setAttribute("data-node", node);
+        var name = document.createElement("td");
+        name.textContent = node;
+        row.appendChild(name);
+        ["tokens", "cost_usd", "calls"].forEach(function (key) {
+          var cell = document.createElement("td");
+          cell.setAttribute("data-usage", key);
+          row.appendChild(cell);
+        });
+        table.appendChild(row);
+      }
+      var got = usage[node];
+      row.querySelector('[data-usage="tokens"]').textContent = String(got.tokens);
+      row.querySelector('[data-usage="cost_usd"]').textContent =
+        got.cost_usd === null ? "?" : "$" + got.cost_usd.toFixed(4);
+      row.querySelector('[data-usage="calls"]').textContent = String(got.calls);
+    });
+  }
+
+  var asked = null;
+
+  function steer(live) {
+    var section = document.getElementById("steer");
+    if (!section) return;
+    var stale = live.status === "paused"
+      ? section.getAttribute("data-at") !== live.at
+      : !section.hidden;
+    if (!stale || asked === live.at) return;
+    asked = live.at;
+    fetch(base + "/steer", {headers: {"Accept": "text/html"}, credentials: "same-origin"})
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (text) {
+        if (text === null) { asked = null; return; }
+        var got = new DOMParser().parseFromString(text, "text/html").getElementById("steer");
+        var now = document.getElementById("steer");
+        if (got && now) now.replaceWith(document.importNode(got, true));
+      })
+      .catch(function () { asked = null; });
   }
 
   function refresh() {

@@ -11,14 +11,24 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from thinkgraph.server.studio.csrf import FIELD
 from thinkgraph.server.studio.forms import arg_schema, schema_types
 from thinkgraph.server.studio.html import esc, link, page, thread_url
+from thinkgraph.server.studio.usage import NodeUsage
 from thinkgraph.state import LLMCallStep, as_step
 from thinkgraph.views.text import step_body
 
-__all__ = ["Filters", "checkpoint_page", "compare_page", "run_page", "runs_page"]
+__all__ = [
+    "Filters",
+    "checkpoint_page",
+    "compare_page",
+    "fork_form",
+    "run_page",
+    "runs_page",
+    "steer_section",
+]
 
 STATUSES = ("paused", "running", "queued", "done", "failed")
 
@@ -355,21 +365,27 @@ def _step(step: Mapping[str, Any]) -> str:
     )
 
 
-def run_page(
-    doc: Mapping[str, Any],
-    svg: str,
-    nodes: Sequence[str],
-    history: Sequence[Mapping[str, Any]],
-    *,
-    token: str,
-    at: str,
-    schemas: Mapping[str, Mapping[str, Any]],
-    node: str = "",
-    notice: str = "",
+def _exports(thread: str) -> str:
+    """Links to the run's drawing as Mermaid and DOT text, to paste into docs or Graphviz
+    (exports only: the page draws its own SVG)."""
+    diagram = f"/runs/{quote(thread, safe='')}/diagram"
+    return (
+        '<p class="muted">Export the drawing: '
+        + " · ".join(link(diagram, name, {"format": fmt}) for name, fmt in _EXPORTS)
+        + "</p>"
+    )
+
+
+_EXPORTS = (("Mermaid", "mermaid"), ("DOT", "dot"))
+
+
+def steer_section(
+    doc: Mapping[str, Any], *, token: str, at: str, schemas: Mapping[str, Mapping[str, Any]]
 ) -> str:
-    """A run: what it waits for (with the forms that answer it), its graph (`svg`, of the
-    graph's `nodes`), its steps (those of `node` when one is chosen), its checkpoints and
-    its own state keys."""
+    """What a run waits for, with the forms that answer it (each carrying the CSRF `token`
+    and the checkpoint `at` it answers): the page's ``#steer`` section, also served alone
+    (``/studio/runs/T/steer``) for the page's script to put in place when the run pauses or
+    moves on. Hidden and empty when nothing waits."""
     thread = str(doc.get("thread_id"))
     pending = list(doc.get("pending") or [])
     calls = [p for p in pending if p.get("kind") == "approval"]
@@ -380,6 +396,94 @@ def run_page(
     elif calls:
         steer += _several(thread, token, at, calls, schemas)
     steer += "".join(_other(thread, token, at, p) for p in others)
+    return (
+        f'<section id="steer" aria-label="waiting" data-at="{esc(at)}"'
+        f"{'' if steer else ' hidden'}>{steer}</section>"
+    )
+
+
+def _usage_table(usage: Mapping[str, NodeUsage]) -> str:
+    """The tokens and cost of each node that spent any, one row a node (``data-node``, so
+    the page's script can set its cells as the run goes on)."""
+    rows = "".join(
+        f'<tr data-node="{esc(node)}"><td>{esc(node)}</td>'
+        f'<td data-usage="tokens">{esc(u["tokens"])}</td>'
+        f'<td data-usage="cost_usd">{esc(_cost(u["cost_usd"]))}</td>'
+        f'<td data-usage="calls">{esc(u["calls"])}</td></tr>'
+        for node, u in usage.items()
+    )
+    return (
+        '<table aria-label="tokens and cost per node"><thead><tr><th>Node</th><th>Tokens</th>'
+        f"<th>Cost</th><th>Model calls</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _node_spent(node: str, usage: Mapping[str, NodeUsage]) -> str:
+    spent = usage.get(node)
+    if spent is None:
+        return f'<p class="muted">{esc(node)} called no model.</p>'
+    calls = spent["calls"]
+    return (
+        f"<p>{esc(node)} spent {esc(spent['tokens'])} tokens · {esc(_cost(spent['cost_usd']))}"
+        f" in {esc(calls)} model call{'' if calls == 1 else 's'}</p>"
+    )
+
+
+def _lineage(thread: str, lineage: Mapping[str, Any]) -> str:
+    """Where the run came from (the run and checkpoint it was forked from, or the run it
+    replays) and the runs forked from it and replaying it, each a link; "" when it has
+    none."""
+    parts = []
+    source = lineage.get("fork_of")
+    if source:
+        run, at = source
+        parts.append(
+            f"<p>forked from {link(thread_url(run), run)} at checkpoint "
+            f"{link(thread_url(run, 'at', at), at)}</p>"
+        )
+    if lineage.get("replay_of"):
+        run = str(lineage["replay_of"])
+        parts.append(f"<p>replay of {link(thread_url(run), run)}</p>")
+    forks = lineage.get("forks") or []
+    if forks:
+        items = "".join(
+            f"<li>{link(thread_url(child), child)} "
+            f'<span class="muted">from checkpoint</span> '
+            f"{link(thread_url(thread, 'at', at), at)}</li>"
+            for child, at in forks
+        )
+        parts.append(f"<p>Forks of this run:</p><ul>{items}</ul>")
+    replays = lineage.get("replays") or []
+    if replays:
+        items = "".join(f"<li>{link(thread_url(run), run)}</li>" for run in replays)
+        parts.append(f"<p>Replays of this run:</p><ul>{items}</ul>")
+    if not parts:
+        return ""
+    return f'<section aria-label="lineage"><h2>Lineage</h2>{"".join(parts)}</section>'
+
+
+def run_page(
+    doc: Mapping[str, Any],
+    svg: str,
+    nodes: Sequence[str],
+    history: Sequence[Mapping[str, Any]],
+    *,
+    token: str,
+    at: str,
+    schemas: Mapping[str, Mapping[str, Any]],
+    usage: Mapping[str, NodeUsage] | None = None,
+    lineage: Mapping[str, Any] | None = None,
+    node: str = "",
+    notice: str = "",
+) -> str:
+    """A run: what it waits for (with the forms that answer it), its graph (`svg`, of the
+    graph's `nodes`) with the tokens and cost spent in each node (`usage`), its steps
+    (those of `node` when one is chosen, with what that node spent), its checkpoints, its
+    lineage (``fork_of``: (run, checkpoint); ``replay_of``: a run; ``forks``: (run,
+    checkpoint) pairs; ``replays``: runs) and its own state keys."""
+    thread = str(doc.get("thread_id"))
+    usage = usage or {}
+    steer = steer_section(doc, token=token, at=at, schemas=schemas)
     steps = [s for s in doc.get("steps") or [] if not node or s.get("node") == node]
     totals = doc.get("totals") or {}
     state = doc.get("state") or {}
@@ -390,21 +494,27 @@ def run_page(
         for h in history
     )
     answer = doc.get("answer")
+    status = str(doc.get("status", ""))
     body = (
-        f'<div id="live" data-thread="{esc(thread)}" data-status="{esc(doc.get("status"))}">'
+        f'<div id="live" data-thread="{esc(thread)}" data-status="{esc(status)}">'
         "</div>"
         f"<h1>Run {esc(thread)}</h1>"
         + (f'<p class="error" role="alert">{esc(notice)}</p>' if notice else "")
-        + f"<p>{_status(doc)} {esc(doc.get('detail') or '')} · "
+        + f'<p><span id="status" class="status-{esc(status)}">{esc(status)}</span> '
+        f"{esc(doc.get('detail') or '')} · "
         f"{esc(totals.get('tokens', 0))} tokens · {esc(_cost(totals.get('cost_usd')))}</p>"
         + (f"<p>answer: <strong>{esc(answer)}</strong></p>" if answer is not None else "")
-        + (f'<section aria-label="waiting">{steer}</section>' if steer else "")
+        + steer
+        + _lineage(thread, lineage or {})
         + '<div class="cols"><section aria-label="graph"><h2>Graph</h2>'
         f'<div class="graph">{svg}</div>'
+        + _usage_table(usage)
         + '<p class="muted">Steps of a node: '
         + " ".join(link(thread_url(thread), n, {"node": n}) for n in nodes)
         + (f" · {link(thread_url(thread), 'all steps')}" if node else "")
-        + "</p></section>"
+        + "</p>"
+        + _exports(thread)
+        + "</section>"
         f'<section aria-label="checkpoints"><h2>Checkpoints</h2><ol class="timeline">'
         f"{timeline}</ol>"
         f'<form method="post" action="{esc(thread_url(thread, "replay"))}" '
@@ -418,10 +528,77 @@ def run_page(
         "<button>Compare</button></form></section></div>"
         + (f"<h2>State</h2><table><tbody>{state_rows}</tbody></table>" if state_rows else "")
         + f"<h2>Steps{' of ' + esc(node) if node else ''}</h2>"
-        "<table><thead><tr><th>#</th><th>Node</th><th>Type</th><th>Text</th></tr></thead>"
+        + (_node_spent(node, usage) if node else "")
+        + "<table><thead><tr><th>#</th><th>Node</th><th>Type</th><th>Text</th></tr></thead>"
         f"<tbody>{''.join(_step(s) for s in steps)}</tbody></table>"
     )
     return page(f"Run {thread}", body, live=True)
+
+
+def fork_form(
+    thread: str,
+    point: Mapping[str, Any],
+    steps: Sequence[Mapping[str, Any]],
+    state: Mapping[str, Any],
+    editable: Mapping[int, str],
+    schemas: Mapping[str, Mapping[str, Any]],
+    *,
+    token: str,
+) -> str:
+    """The form that forks a new run from the checkpoint `point`, with a field per part a
+    fork from it may edit (`editable`, of the `steps` as shown, masked): an observation's
+    text, a thought's answer, a call's arguments (a field per argument of the tool's
+    schema, as the Edit form has); a field per own state key (JSON); and the steps' edits
+    as raw JSON instead. The fields hold what the page shows: one left so is no edit."""
+    fields = []
+    for step in steps:
+        number = int(step["number"])
+        what = editable.get(number)
+        where = f"step {number}"
+        if what == "text":
+            fields.append(
+                f'<label for="fork-{number}-text">{where}: the observation the model is '
+                f"shown</label>"
+                f'<textarea id="fork-{number}-text" name="edit.{number}.text">\n'
+                f"{esc(step.get('text') or '')}</textarea>"
+            )
+        elif what == "answer":
+            fields.append(
+                f'<label for="fork-{number}-answer">{where}: the thought\'s answer</label>'
+                f'<input type="text" id="fork-{number}-answer" name="edit.{number}.answer" '
+                f'value="{esc(step.get("answer") or "")}">'
+            )
+        elif what == "args":
+            call = step.get("call") or {}
+            tool = str(call.get("name") or "")
+            fields.append(
+                f"<fieldset><legend>{where}: the arguments of the call of {esc(tool)}</legend>"
+                + _hidden(f"edit.{number}.tool", tool)
+                + _arg_fields(
+                    f"fork-{number}", call.get("args") or {}, schemas.get(tool, {}),
+                    prefix=f"edit.{number}.arg.",
+                )
+                + "</fieldset>"
+            )  # fmt: skip
+    keys = "".join(
+        f'<label for="state-{esc(k)}">{esc(k)} (JSON)</label>'
+        f'<input type="text" id="state-{esc(k)}" name="state.{esc(k)}" '
+        f'value="{esc(json.dumps(v, ensure_ascii=False))}">'
+        for k, v in sorted(state.items())
+    )
+    return (
+        f'<form method="post" action="{esc(thread_url(thread, "fork"))}" aria-label="fork">'
+        f"{_hidden(FIELD, token)}{_hidden('checkpoint', str(point.get('checkpoint_id')))}"
+        + "".join(fields)
+        + keys
+        + '<label for="edit">steps to edit, as JSON: {"STEP": {"FIELD": VALUE}} '
+        "(an observation's text, a thought's answer, a call's args); when given, "
+        "the fields above are not read</label>"
+        '<textarea class="json" id="edit" name="edit"></textarea>'
+        '<label for="new_thread">new thread id (optional)</label>'
+        '<input type="text" id="new_thread" name="new_thread">'
+        '<button name="action" value="fork">Fork from here</button></form>'
+    )
 
 
 def checkpoint_page(
@@ -430,31 +607,14 @@ def checkpoint_page(
     doc: Mapping[str, Any],
     svg: str,
     steps: Sequence[Mapping[str, Any]],
-    token: str = "",
+    fork: str = "",
 ) -> str:
     """One checkpoint of a run: the run as it stood there (its status, totals and what it
     waited for, from `doc`; its graph `svg` with the path up to there; its `steps` up to
-    there; its own state keys) and the form that forks a new run from it (state keys and
-    steps edited)."""
+    there; its own state keys) and the form that forks a new run from it (`fork`, from
+    `fork_form`)."""
     state = doc.get("state") or {}
     rows = _state_rows(state)
-    keys = "".join(
-        f'<label for="state-{esc(k)}">{esc(k)} (JSON)</label>'
-        f'<input type="text" id="state-{esc(k)}" name="state.{esc(k)}" '
-        f'value="{esc(json.dumps(v, ensure_ascii=False))}">'
-        for k, v in sorted(state.items())
-    )
-    fork = (
-        f'<form method="post" action="{esc(thread_url(thread, "fork"))}" aria-label="fork">'
-        f"{_hidden(FIELD, token)}{_hidden('checkpoint', str(point.get('checkpoint_id')))}"
-        f"{keys}"
-        '<label for="edit">steps to edit, as JSON: {"STEP": {"FIELD": VALUE}} '
-        "(an observation's text, a thought's answer, a call's args)</label>"
-        '<textarea class="json" id="edit" name="edit"></textarea>'
-        '<label for="new_thread">new thread id (optional)</label>'
-        '<input type="text" id="new_thread" name="new_thread">'
-        '<button name="action" value="fork">Fork from here</button></form>'
-    )
     totals = doc.get("totals") or {}
     pending = doc.get("pending") or []
     answer = doc.get("answer")
@@ -483,11 +643,12 @@ def checkpoint_page(
     return page(f"Run {thread} at a checkpoint", body)
 
 
-def compare_page(a: str, b: str, svg: str, verdict: str, steps: str, replay: str = "") -> str:
-    """Two runs on one graph (their paths coloured by difference) and step by step."""
+def compare_page(a: str, b: str, svg: str, verdict: str, steps: str, report: str = "") -> str:
+    """Two runs on one graph (their paths coloured by difference) and step by step; when
+    `b` replays `a`, the replay's `report` (HTML, `replay_section`) first."""
     body = (
         f"<h1>Compare {link(thread_url(a), a)} and {link(thread_url(b), b)}</h1>"
-        + (f"<p>replay: <strong>{esc(replay)}</strong></p>" if replay else "")
+        + report
         + f"<p>{esc(verdict)}</p>"
         '<p class="muted">on the graph: <span class="only-a">only A</span>, '
         '<span class="only-b">only B</span>, both; the node where they part is marked</p>'

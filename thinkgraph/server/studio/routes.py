@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -20,30 +20,48 @@ from thinkgraph.errors import (
     ThreadExistsError,
     ThreadNotFoundError,
 )
+from thinkgraph.runs.forks import editable_steps
 from thinkgraph.runs.listing import RunFilter, RunPage
 from thinkgraph.server.runs import TaskTooLongError, TooManyRunsError
 from thinkgraph.server.studio.csrf import COOKIE, FIELD, Csrf
-from thinkgraph.server.studio.forms import answer_of, tool_schemas
-from thinkgraph.server.studio.html import STUDIO_CSP, esc, node_url, page, thread_url
+from thinkgraph.server.studio.forms import answer_of, fork_of, tool_schemas
+from thinkgraph.server.studio.html import (
+    STUDIO_CSP,
+    compare_url,
+    esc,
+    node_url,
+    page,
+    thread_url,
+)
 from thinkgraph.server.studio.live import LIVE_JS
 from thinkgraph.server.studio.pages import (
     Filters,
     checkpoint_page,
     compare_page,
+    fork_form,
     run_page,
     runs_page,
+    steer_section,
 )
+from thinkgraph.server.studio.replays import replay_of, replay_section, replay_shown
+from thinkgraph.server.studio.usage import usage_by_node
+from thinkgraph.state import ToolCallStep
 from thinkgraph.views import Redactor, diff_runs, diff_to_text, run_summary_dict, to_json_dict
 from thinkgraph.views._run import shown_state
 from thinkgraph.views.redact import unmasked
 from thinkgraph.views.visibility import tool_map
 from thinkgraph.viz import overlay_classes, overlay_from_result, to_svg_layout
 from thinkgraph.viz.diff import compare_paths, run_graph_model
+from thinkgraph.viz.layout import layered_layout
 from thinkgraph.viz.model import START
 from thinkgraph.viz.render import run_model
 
 if TYPE_CHECKING:
+    from langgraph.types import StateSnapshot
+
     from thinkgraph.agent import Agent
+    from thinkgraph.result import RunResult
+    from thinkgraph.runs.reader import CheckpointInfo
     from thinkgraph.server.runs import ServerRuns
 
 __all__ = ["studio_routes"]
@@ -102,6 +120,48 @@ def steps_link(thread: str, names: Iterable[str]) -> Callable[[str], str | None]
     return href
 
 
+def lay_out_served_graph(agent: Agent) -> None:
+    """Lay out the graph `agent` serves, so the first page of one of its runs pays no layout
+    (a 150-node graph's takes about half a second; layouts are kept by the graph's shape,
+    `thinkgraph.viz.layout.layered_layout`). A server calls it once, in the background, as it
+    starts."""
+    model, _ = run_model(
+        agent.graph, agent.deps, limits=agent.limits, breakpoints=agent.breakpoints
+    )
+    layered_layout(model)
+
+
+@dataclass(frozen=True)
+class Point:
+    """A checkpoint of a run, as `studio_routes` reads it for its page and for a fork."""
+
+    snapshot: StateSnapshot
+    there: RunResult
+    """The run as it stood there, unmasked."""
+    state: Mapping[str, Any]
+    """The graph's own state keys there, unmasked."""
+    info: dict[str, Any]
+    """Its id, the node it followed, its step and when it was written."""
+    doc: dict[str, Any]
+    """The run's document there, masked, with its own state keys as shown."""
+    steps: list[dict[str, Any]]
+    """The steps up to there, masked as the whole run's view masks them."""
+    editable: dict[int, str]
+    """The steps a fork from there may edit, with the field of each (`editable_steps`)."""
+
+
+def real_args(edits: dict[int, dict[str, Any]], there: RunResult) -> dict[int, dict[str, Any]]:
+    """Step edits with each call's arguments left as shown masked given back from the call
+    (`unmasked`): the form never held them."""
+    calls = {s.number: s.call.args for s in there.chain if isinstance(s, ToolCallStep)}
+    return {
+        number: {**fields, "args": unmasked(fields["args"], calls.get(number))}
+        if "args" in fields
+        else fields
+        for number, fields in edits.items()
+    }
+
+
 def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
     """The studio's routes over `agent`'s store, answering through `runs`."""
 
@@ -144,7 +204,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         except ThinkgraphError as exc:
             return _refusal(exc)
 
-        def drawn() -> tuple[str, list[str], list[dict[str, Any]], str | None]:
+        def drawn() -> tuple[str, list[str], list[dict[str, Any]], str | None, dict[str, Any]]:
             model, overlay = run_model(
                 agent.graph, agent.deps, limits=agent.limits,
                 breakpoints=agent.breakpoints, run=agent.reader.overlay(thread),
@@ -155,56 +215,90 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
             ]
             names = [str(n) for n in model.nodes if not str(n).startswith("__")]
             svg = to_svg_layout(model, overlay, node_href=steps_link(thread, names))
-            return svg, names, points, agent.checkpoint_id(thread)
+            return svg, names, points, agent.checkpoint_id(thread), lineage_of(thread, result)
 
-        svg, nodes, history, at = await run_in_threadpool(drawn)
+        svg, nodes, history, at, lineage = await run_in_threadpool(drawn)
         doc = to_json_dict(result, tools=tools)
         value, new = csrf.cookie(request)
         body = run_page(
             doc, svg, nodes, history, token=csrf.token(value), at=at or "",
-            schemas=tool_schemas(agent.deps.tools),
-            node=request.query_params.get("node", "")[:200], notice=notice,
+            schemas=tool_schemas(agent.deps.tools), usage=usage_by_node(result.chain),
+            lineage=lineage, node=request.query_params.get("node", "")[:200], notice=notice,
         )  # fmt: skip
         return _html(body, status, set_cookie=value if new else None)
+
+    def lineage_of(thread: str, result: RunResult) -> dict[str, Any]:
+        """Where the run came from and the runs forked from it or replaying it (`run_page`'s
+        `lineage`): three small reads, none of another run's state."""
+        return {
+            "fork_of": agent.reader.fork_of(thread),
+            "replay_of": replay_of(result),
+            "forks": agent.reader.forks(thread),
+            "replays": agent.reader.replays(thread),
+        }
+
+    async def steer(request: Request) -> Response:
+        """The run page's steer section alone, as the page renders it (`steer_section`):
+        what the page's script puts in place when the run pauses or moves on."""
+        thread = request.path_params["thread"]
+        try:
+            result = await agent.aresult(thread)
+        except ThinkgraphError as exc:
+            return _refusal(exc)
+        at = await agent.acheckpoint_id(thread)
+        value, new = csrf.cookie(request)
+        section = steer_section(
+            to_json_dict(result, tools=tools), token=csrf.token(value), at=at or "",
+            schemas=tool_schemas(agent.deps.tools),
+        )  # fmt: skip
+        return _html(section, set_cookie=value if new else None)
+
+    def point_at(thread: str, wanted: str) -> Point:
+        """A checkpoint of a run as its page shows it and a fork from it reads it: the
+        run's document there and its steps up to there, masked by what the whole run
+        holds (a secret the run learned later is masked here too), and what a fork from
+        it may edit."""
+        snapshot, there = agent.reader.at_checkpoint(thread, wanted)
+        whole = agent.reader.result(thread)
+        point = next((p for p in agent.history(thread) if p.checkpoint_id == wanted), None)
+        if point is None:
+            raise ThreadNotFoundError(f"thread {thread!r} has no checkpoint {wanted!r}")
+        redactor = Redactor(whole.chain, tool_map(tools), mask_unknown=True)
+        doc = to_json_dict(there, tools=tools) | {"state": shown_state(point.state, redactor)}
+        held = len(there.chain)
+        steps = [s for s in to_json_dict(whole, tools=tools)["steps"] if int(s["number"]) < held]
+        info = {
+            "checkpoint_id": point.checkpoint_id,
+            "node": point.node,
+            "step": point.step,
+            "at": point.at.isoformat() if point.at else "",
+        }
+        editable = editable_steps(snapshot.values, agent.deps) if snapshot.values else {}
+        return Point(snapshot, there, point.state, info, doc, steps, editable)
 
     async def at_checkpoint(request: Request) -> Response:
         thread, wanted = request.path_params["thread"], request.path_params["checkpoint"]
 
-        def read() -> tuple[dict[str, Any], str, dict[str, Any], list[dict[str, Any]]]:
-            """The checkpoint, the graph as the run stood there, the run's document there
-            and its steps up to there (masked by what the whole run holds)."""
-            snapshot, there = agent.reader.at_checkpoint(thread, wanted)
-            whole = agent.reader.result(thread)
-            point = next(p for p in agent.history(thread) if p.checkpoint_id == wanted)
+        def read() -> tuple[Point, str]:
+            """The checkpoint and the graph as the run stood there."""
+            found = point_at(thread, wanted)
             model, overlay = run_model(
                 agent.graph, agent.deps, limits=agent.limits,
-                breakpoints=agent.breakpoints, run=(snapshot, there),
+                breakpoints=agent.breakpoints, run=(found.snapshot, found.there),
             )  # fmt: skip
             names = {str(n) for n in model.nodes if not str(n).startswith("__")}
-
-            svg = to_svg_layout(model, overlay, node_href=steps_link(thread, names))
-            redactor = Redactor(whole.chain, tool_map(tools), mask_unknown=True)
-            doc = to_json_dict(there, tools=tools) | {"state": shown_state(point.state, redactor)}
-            # The steps as the whole run's view shows them (a secret the run learned later
-            # is masked here too), up to the last one this checkpoint holds.
-            held = len(there.chain)
-            steps = [
-                s for s in to_json_dict(whole, tools=tools)["steps"] if int(s["number"]) < held
-            ]
-            info = {
-                "checkpoint_id": point.checkpoint_id,
-                "node": point.node,
-                "step": point.step,
-                "at": point.at.isoformat() if point.at else "",
-            }
-            return info, svg, doc, steps
+            return found, to_svg_layout(model, overlay, node_href=steps_link(thread, names))
 
         try:
-            info, svg, doc, steps = await run_in_threadpool(read)
+            found, svg = await run_in_threadpool(read)
         except ThinkgraphError as exc:
             return _refusal(exc)
         value, new = csrf.cookie(request)
-        body = checkpoint_page(thread, info, doc, svg, steps, token=csrf.token(value))
+        fork = fork_form(
+            thread, found.info, found.steps, found.doc.get("state") or {}, found.editable,
+            tool_schemas(agent.deps.tools), token=csrf.token(value),
+        )  # fmt: skip
+        body = checkpoint_page(thread, found.info, found.doc, svg, found.steps, fork=fork)
         return _html(body, set_cookie=value if new else None)
 
     async def answer(request: Request) -> Response:
@@ -272,55 +366,71 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         return RedirectResponse(thread_url(thread), status_code=303)
 
     async def fork(request: Request) -> Response:
+        """Fork from a checkpoint with the form's edits, started here: answered at once,
+        with the new run's page; an edit the fork refuses is 422, nothing forked."""
         thread = request.path_params["thread"]
         form = await form_of(request)
         if isinstance(form, Response):
             return form
         try:
-            edit = {int(k): v for k, v in json.loads(form.get("edit") or "{}").items()}
-            state = {
-                key[len("state.") :]: json.loads(text)
-                for key, text in form.items()
-                if key.startswith("state.")
-            }
-        except (ValueError, AttributeError) as exc:
-            return _problem(f"the edits are not JSON of the shape shown: {exc}", 422)
-        try:
-            forked = await agent.afork(
-                thread, form.get("checkpoint", ""), edit=edit, state=state or None,
-                new_thread_id=form.get("new_thread", "").strip() or None,
+            found = await run_in_threadpool(point_at, thread, form.get("checkpoint", ""))
+            shown = {int(s["number"]): s for s in found.steps}
+            schemas = tool_schemas(agent.deps.tools)
+            edits, state = fork_of(form, shown, found.doc.get("state") or {}, schemas)
+            forked = await runs.fork(
+                thread, str(found.info["checkpoint_id"]), edit=real_args(edits, found.there),
+                state={k: unmasked(v, found.state.get(k)) for k, v in state.items()} or None,
+                new_thread=form.get("new_thread", "").strip() or None,
             )  # fmt: skip
         except ThreadNotFoundError as exc:
             return _problem(str(exc), 404)
+        except (ThreadExistsError, ThreadBusyError) as exc:
+            return _problem(str(exc), 409)
+        except TooManyRunsError as exc:
+            return _problem(str(exc), 429)
         except ThinkgraphError as exc:
             return _problem(str(exc), 422)
-        return RedirectResponse(thread_url(forked.thread_id), status_code=303)
+        return RedirectResponse(thread_url(forked), status_code=303)
 
     async def replay(request: Request) -> Response:
-        from urllib.parse import urlencode
-
+        """Replay a run on the graph served now, started here: answered at once, with the
+        comparison of the run and its replay (which says the replay runs, until it ends)."""
         thread = request.path_params["thread"]
         form = await form_of(request)
         if isinstance(form, Response):
             return form
         try:
-            report = await agent.areplay(thread)
+            target = await runs.replay(thread)
+        except TooManyRunsError as exc:
+            return _problem(str(exc), 429)
         except ThinkgraphError as exc:
             return _refusal(exc)
-        query = urlencode({"a": thread, "b": report.replay.thread_id})
-        return RedirectResponse(f"/studio/compare?{query}", status_code=303)
+        return RedirectResponse(compare_url(thread, target), status_code=303)
 
     async def compare(request: Request) -> Response:
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
         if not a or not b:
             return _problem("name two runs: /studio/compare?a=RUN&b=RUN", 400)
+        running = runs.advancing(b)
         try:
             run_a, run_b = await agent.aresult(a), await agent.aresult(b)
+        except ThreadNotFoundError as exc:
+            if not running:  # a replay started here and not stored yet is on its way
+                return _refusal(exc)
+            waiting = replay_section(a, b, None, running=True)
+            return _replaying(page(f"Replay of {a}", f"<h1>Replay of {esc(a)}</h1>{waiting}"))
         except ThinkgraphError as exc:
             return _refusal(exc)
+        replayed = replay_of(run_b) == a
 
         def drawn() -> tuple[str, str, str, str]:
-            diff = diff_runs(run_a.chain, run_b.chain, a=run_a, b=run_b, tools=tools)
+            histories: tuple[list[CheckpointInfo], list[CheckpointInfo]] = ([], [])
+            if replayed and (run_a.state or run_b.state):  # as the replay compared them
+                histories = (agent.history(a), agent.history(b))
+            diff = diff_runs(
+                run_a.chain, run_b.chain, a=run_a, b=run_b, tools=tools,
+                history_a=histories[0], history_b=histories[1],
+            )  # fmt: skip
             model = run_graph_model(agent.graph, run_a.chain)
             where = diff.divergence
             node = None if where is None else START if where.node == "start" else where.node
@@ -338,12 +448,28 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
                     else "same decisions, other contents"
                 )
             )
-            summary = agent.reader.summary(b)
-            outcome = (summary.replay or "") if summary is not None else ""
-            return to_svg_layout(model, diff=paths), verdict, diff_to_text(diff), outcome
+            report = ""
+            if replayed:
+                summary = agent.reader.summary(b)
+                outcome = (summary.replay or "") if summary is not None else ""
+                shown = (
+                    None
+                    if running or not outcome
+                    else replay_shown(run_a, run_b, diff, outcome, tools)
+                )
+                report = replay_section(a, b, shown, running=running)
+            return to_svg_layout(model, diff=paths), verdict, diff_to_text(diff), report
 
-        svg, verdict, steps, outcome = await run_in_threadpool(drawn)
-        return _html(compare_page(a, b, svg, verdict, steps, replay=outcome))
+        svg, verdict, steps, report = await run_in_threadpool(drawn)
+        body = compare_page(a, b, svg, verdict, steps, report=report)
+        return _replaying(body) if running and replayed else _html(body)
+
+    def _replaying(body: str) -> Response:
+        """A page of a replay under way: sent again by the browser in a second (the
+        ``Refresh`` header: no script), until the replay's report is made."""
+        response = _html(body)
+        response.headers["Refresh"] = "1"
+        return response
 
     async def script(request: Request) -> Response:
         return Response(
@@ -365,6 +491,8 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
             return {
                 "status": run[1].status,
                 "steps": len(run[1].chain),
+                "at": str(run[0].config["configurable"]["checkpoint_id"]),
+                "usage": usage_by_node(run[1].chain),
                 **overlay_classes(model, overlay),
             }
 
@@ -378,6 +506,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
         Route("/studio", listing, methods=["GET"]),
         Route("/studio/live.js", script, methods=["GET"]),
         Route("/studio/runs/{thread}/live", live, methods=["GET"]),
+        Route("/studio/runs/{thread}/steer", steer, methods=["GET"]),
         Route("/studio/runs", start, methods=["POST"]),
         Route("/studio/compare", compare, methods=["GET"]),
         Route("/studio/runs/{thread}/fork", fork, methods=["POST"]),
