@@ -39,6 +39,14 @@ def runs(
         typer.Option(help="Only runs that are queued, running, paused, done or failed."),
     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="At most this many runs.")] = 50,
+    reindex: Annotated[
+        bool,
+        typer.Option(
+            "--reindex",
+            help="First give every run a row in the store's run index that matches its "
+            "checkpoints (for runs written by a program that does not keep the index).",
+        ),
+    ] = False,
 ) -> None:
     """List the runs in the store, the most recently updated first.
 
@@ -55,10 +63,12 @@ def runs(
 
     def go() -> None:
         with Agent(ScriptedModel([]), store=url) as agent:
+            if reindex:
+                typer.echo(f"reindexed {agent.reader.reindex()} runs")
             found = agent.runs(status=status, limit=limit)  # type: ignore[arg-type]
             stopped = stopped_runs(agent, [r.thread_id for r in found if r.status == "running"])
             sizes = run_sizes(agent)
-            counted = agent.reader.count()  # the newest COUNTED_RUNS
+            counted = agent.reader.count()  # every run, from the run index
         if not found:
             typer.echo("no runs" + (f" with status {status}" if status else ""))
         for run in found:

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -122,7 +123,9 @@ class Driver:
         """What of its finished runs is pruned when each ends (`storage.prune.Retention`)."""
         self.graph_address = address_in(self._traced.get("metadata"))
         """Where this driver's graph comes from (None: ours); a run on another is refused."""
-        self.reader = RunReader(saver, graph, deps.validators, address=self.graph_address)
+        self.reader = RunReader(
+            saver, graph, deps.validators, address=self.graph_address, tools=list(deps.tools)
+        )
         self._keys = frozenset(k for k in graph.builder.channels if not k.startswith("__"))
         self._own_types = own_key_types(graph.builder.channels)
         """The keys the graph's state declares beyond ours, with their types (a fork sets
@@ -434,6 +437,7 @@ class Driver:
                 )
             except InvalidUpdateError:
                 return
+            await self.reader.aindex(thread_id)
 
     async def check_resume(
         self, thread_id: str, decisions: Any = None, *, at: str | None = None
@@ -515,6 +519,9 @@ class Driver:
             output: Any = None
             interrupts: list[Interrupt] = []
             number = first_number
+            # The run's row in the store's run index: checked by every listing while the
+            # segment runs, written once it stops (never per node).
+            await self.reader.amark_live(thread_id)
             try:
                 async for mode, chunk in cast(AsyncIterator[tuple[str, Any]], stream):
                     if mode == "values":
@@ -553,9 +560,17 @@ class Driver:
                 # A loop no guard counts (nodes of yours that never pass think) ran into
                 # LangGraph's limit: the run ends here, failed, with one line.
                 output = await self._out_of_steps(config)
+            except BaseException:
+                # Stopped by an error or cancelled: its row says what its checkpoints say
+                # (a row that cannot be written stays live: the next listing reads it).
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self.reader.aindex(thread_id))
+                raise
             result = await self._kept(
                 thread_id, await self._finish(thread_id, config, output, interrupts)
             )
+            first = result.chain[0] if result.chain else None
+            await self.reader.aindex(thread_id, first.text if isinstance(first, TaskStep) else None)
             tracing.end_run(span, result)
         yield RunEnd(result)
 

@@ -19,8 +19,7 @@ a run never imports or runs the code its record names.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -41,6 +40,16 @@ from thinkgraph.nodes.deps import Validator
 from thinkgraph.nodes.validators import structured_output
 from thinkgraph.result import JobState, RunResult, RunSummary
 from thinkgraph.runs.lineage import FORK_AT, FORK_OF, REPLAY_OF
+from thinkgraph.runs.listing import (
+    EVERY_RUN,
+    RUN_STATUSES,
+    ListedRun,
+    RunCount,
+    RunFilter,
+    RunPage,
+    newest_first,
+    with_job,
+)
 from thinkgraph.state import (
     BaseStep,
     Counters,
@@ -53,7 +62,9 @@ from thinkgraph.state import (
 )
 from thinkgraph.storage.checkpointers import steps_left_packed, unpack_steps
 from thinkgraph.storage.contract import Store
+from thinkgraph.storage.run_index import NOT_A_RUN, IndexRow, RunIndex, SeenRow, run_index_of
 from thinkgraph.storage.threads import summarize
+from thinkgraph.tools.base import Tool
 from thinkgraph.types import (
     Breakpoints,
     RunStatus,
@@ -61,6 +72,8 @@ from thinkgraph.types import (
     check_thread_id,
     thread_id_problem,
 )
+from thinkgraph.views import Redactor
+from thinkgraph.views.visibility import tool_map
 
 __all__ = [
     "COUNTED_RUNS",
@@ -99,6 +112,7 @@ class RunReader:
             checkpoint (`thinkgraph.graphs.recorded.reading_graph`), importing nothing.
         validators: the agent's validators, for a result's structured `output`.
         address: the address `graph` records with its runs (None: ours).
+        tools: the agent's tools, whose sensitive fields a listed task is masked by.
 
     Example:
         >>> reader = RunReader(agent.graph.checkpointer, agent.graph)  # doctest: +SKIP
@@ -106,7 +120,7 @@ class RunReader:
         'done'
     """
 
-    __slots__ = ("_address", "_graph", "_store", "_validators")
+    __slots__ = ("_address", "_graph", "_index", "_masker", "_store", "_validators")
 
     def __init__(
         self,
@@ -115,11 +129,14 @@ class RunReader:
         validators: Sequence[Validator] = (),
         *,
         address: str | None = None,
+        tools: Iterable[Tool] = (),
     ) -> None:
         self._store = store
         self._graph = graph
         self._validators = tuple(validators)
         self._address = address
+        self._masker = Redactor([], tool_map(tools), mask_unknown=True)
+        self._index: RunIndex | None = run_index_of(store)
 
     def no_run(self, thread_id: str) -> ThreadNotFoundError:
         """What to raise when `thread_id` holds no checkpoint: that no run is stored, or,
@@ -343,13 +360,200 @@ class RunReader:
         Raises:
             StorageError: the store cannot be read.
         """
+        found = self.page(RunFilter(status=status), limit=limit)
+        return [run.summary for run in found.runs]
+
+    def page(
+        self, where: RunFilter = EVERY_RUN, offset: int = 0, limit: int | None = 50
+    ) -> RunPage:
+        """The runs `where` lets through, newest first: `limit` of them (None: all) from
+        `offset`, each with its task masked as listings show it.
+
+        From the store's run index when it keeps one (`thinkgraph.storage.run_index`):
+        one query, whatever the number of runs; a row whose run moved since it was
+        written is read again from the checkpoints first (`_heal`), so the page says what
+        the checkpoints say. Otherwise every run's latest checkpoint is read
+        (`page_from_checkpoints`).
+
+        Raises:
+            StorageError: the store cannot be read.
+        """
+        if self._index is None:
+            return self.page_from_checkpoints(where, offset, limit)
+        return self._indexed_page(self._index, where, offset, limit)
+
+    def page_from_checkpoints(
+        self, where: RunFilter = EVERY_RUN, offset: int = 0, limit: int | None = 50
+    ) -> RunPage:
+        """`page`, read from every run's latest checkpoint (and, for a search, each run's
+        task from its first): for a store without a run index."""
+        tasks: dict[str, str] = {}
+
+        def task_of(thread_id: str) -> str:
+            if thread_id not in tasks:
+                tasks[thread_id] = self._masked_task(thread_id)
+            return tasks[thread_id]
+
         found: list[RunSummary] = []
         for summary in self._listed():
-            if status is None or summary.status == status:
+            if where.matches(summary, task_of):
                 found.append(summary)
-                if limit is not None and len(found) >= limit:
+                if limit is not None and len(found) > offset + limit:
                     break
+        end = None if limit is None else offset + limit
+        shown = [ListedRun(s, task_of(s.thread_id)) for s in found[offset:end]]
+        return RunPage(shown, end is not None and len(found) > end)
+
+    def _indexed_page(
+        self, index: RunIndex, where: RunFilter, offset: int, limit: int | None
+    ) -> RunPage:
+        """`page` from the run index: the worker queue's unfinished jobs (few) laid over
+        in Python, every other run filtered and paged by one query."""
+        self._refresh(index)
+        jobs = Store(self._store).jobs()
+        skip = sorted(jobs)
+        # With jobs laid over, the query's rows are merged with theirs, so it pages from 0.
+        start, most = (
+            (offset, limit) if not jobs else (0, None if limit is None else offset + limit)
+        )
+
+        def query() -> list[SeenRow]:
+            return index.page(
+                status=where.status,
+                graph=where.graph,
+                search=where.search,
+                skip=skip,
+                limit=None if most is None else most + 1,
+                offset=start,
+            )
+
+        rows = query()
+        for _ in range(2):  # a row shown is what its checkpoints say now
+            moved = index.moved([row.thread_id for row in rows])
+            if not moved:
+                break
+            self._heal(index, moved)
+            rows = query()
+        listed = [ListedRun(self._summary_of_row(row), row.task) for row in rows]
+        if jobs:
+            listed = sorted(
+                [*listed, *self._job_runs(index, jobs, where)],
+                key=lambda r: newest_first(r.summary),
+            )
+            listed = listed[offset:]
+        end = None if limit is None else limit
+        return RunPage(listed[:end], end is not None and len(listed) > end)
+
+    def _job_runs(
+        self, index: RunIndex, jobs: Mapping[str, JobState], where: RunFilter
+    ) -> list[ListedRun]:
+        """The runs the worker queue has a word on, as their jobs tell them, filtered."""
+        rows = {row.thread_id: row for row in index.rows(sorted(jobs))}
+        found: list[ListedRun] = []
+        for thread_id, job in jobs.items():
+            if thread_id_problem(thread_id) is not None:
+                continue
+            row = rows.get(thread_id)
+            summary = with_job(None if row is None else self._summary_of_row(row), thread_id, job)
+            task = "" if row is None else row.task
+            if summary is not None and where.matches(summary, {thread_id: task}.__getitem__):
+                found.append(ListedRun(summary, task))
         return found
+
+    def _refresh(self, index: RunIndex) -> None:
+        """Bring the index up to its runs' checkpoints before it is read: every run still
+        running (its row is checked at each listing), and, once, every run of a store
+        written before the index existed."""
+        if not index.reconciled():
+            self._heal(index, index.unknown())
+            index.set_reconciled()
+        self._heal(index, index.moved())
+
+    def _heal(self, index: RunIndex, moved: Sequence[tuple[SeenRow, str | None]]) -> None:
+        """Read each of `moved` again from its checkpoints and rewrite its row, unless a
+        writer has rewritten it since it was seen; a row whose run is gone is dropped."""
+        for seen, latest in moved:
+            if latest is None:
+                if seen.checkpoint_id is not None:  # deleted by another door
+                    index.forget(seen.thread_id)
+                continue  # a segment that has not stored its first checkpoint yet
+            row = self.index_row(seen.thread_id, seen.task or None)
+            if row is not None:
+                index.put(row, seen=seen)
+
+    def index_row(self, thread_id: str, task: str | None = None) -> IndexRow | None:
+        """The run index's row of `thread_id`, read from its latest checkpoint (the chain
+        left packed) and, unless `task` (masked) is given, its task from its first; None
+        when the thread holds no checkpoint."""
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        with steps_left_packed():  # read as stored, even an id no command takes
+            latest = self._store.get_tuple(config)
+        if latest is None:
+            return None
+        at = str(latest.config["configurable"]["checkpoint_id"])
+        usable = thread_id_problem(thread_id) is None
+        summary = self._summary_of(thread_id, latest) if usable else None
+        if summary is None:
+            return IndexRow(thread_id, at, NOT_A_RUN, "", "", None, live=False)
+        return IndexRow(
+            thread_id,
+            at,
+            summary.status,
+            summary.graph or "",
+            self._masked_task(thread_id) if task is None else task,
+            summary.model_dump_json(fallback=repr),
+            live=summary.status == "running",
+        )
+
+    async def aindex(self, thread_id: str, task: str | None = None) -> None:
+        """Write the run's row in the store's run index from its latest checkpoint: a
+        segment of it ended (done, paused, failed, or stopped by an error). Nothing for a
+        store without an index; `task` is the run's task as given (masked here), if known."""
+        index = self._index
+        if index is None:
+            return
+        masked = None if task is None else self._masker.text(task)
+
+        def write() -> None:
+            row = self.index_row(thread_id, masked)
+            if row is not None:
+                index.put(row)
+
+        await asyncio.to_thread(write)
+
+    async def amark_live(self, thread_id: str) -> None:
+        """A segment of the run starts: listings check its row against its checkpoints
+        until the segment writes it (`aindex`)."""
+        if self._index is not None:
+            await asyncio.to_thread(self._index.mark_live, thread_id)
+
+    def graphs(self) -> list[str]:
+        """The graph addresses the store's runs run on ('' for ours), sorted: what a
+        listing's graph filter offers."""
+        if self._index is not None:
+            self._refresh(self._index)
+            return self._index.graphs()
+        return sorted({s.graph or "" for s in self._listed()})
+
+    def reindex(self) -> int:
+        """Give every run of the store a row that matches its checkpoints (a scan of every
+        checkpoint's key, then a read of each run whose row is missing or old): for a
+        store that other programs wrote runs to without the index. The rows rewritten."""
+        if self._index is None:
+            return 0
+        unknown = self._index.unknown()
+        self._heal(self._index, unknown)
+        self._index.set_reconciled()
+        return len(unknown)
+
+    def _masked_task(self, thread_id: str) -> str:
+        """The run's task masked as listings show it; '' when it has none."""
+        text = self.task(thread_id)
+        return "" if text is None else self._masker.text(text)
+
+    @staticmethod
+    def _summary_of_row(row: SeenRow) -> RunSummary:
+        return RunSummary.model_validate_json(row.summary or "{}")
 
     def task(self, thread_id: str) -> str | None:
         """The task the run under `thread_id` was given (its task step's text); None when
@@ -439,19 +643,32 @@ class RunReader:
         return with_job(next(self._summaries([thread_id]), None), thread_id, job)
 
     def count(self, most: int | None = COUNTED_RUNS) -> RunCount:
-        """How many runs the store holds in each state, reading at most the newest `most`.
+        """How many runs the store holds in each state.
 
-        Each run read costs one read of its latest checkpoint's small channels (as a
-        listing, about a millisecond on PostgreSQL); the threads past `most` are counted,
-        not read (`RunCount.unread`); None: read them all. Runs queued and not started, or
-        whose job failed before their first checkpoint, are counted too (one query).
+        From the run index when the store keeps one: one query over every run (`most` is
+        not needed), the worker queue's unfinished jobs laid over. Otherwise each run read
+        costs one read of its latest checkpoint's small channels (about a millisecond on
+        PostgreSQL), so at most the newest `most` are read; the threads past it are
+        counted, not read (`RunCount.unread`); None: read them all. Runs queued and not
+        started, or whose job failed before their first checkpoint, are counted too.
 
         Raises:
             StorageError: the store cannot be read.
         """
+        by_status: dict[RunStatus, int] = dict.fromkeys(RUN_STATUSES, 0)
+        if self._index is not None:
+            self._refresh(self._index)
+            for word, n in self._index.counts().items():
+                if word in by_status:
+                    by_status[word] += n  # type: ignore[index]
+            jobs = Store(self._store).jobs()
+            for row in self._index.rows(sorted(jobs)):
+                by_status[self._summary_of_row(row).status] -= 1
+            for run in self._job_runs(self._index, jobs, EVERY_RUN):
+                by_status[run.summary.status] += 1
+            return RunCount(by_status=by_status, unread=0)
         ids = Store(self._store).thread_ids()
         read = ids if most is None else ids[:most]
-        by_status: dict[RunStatus, int] = dict.fromkeys(RUN_STATUSES, 0)
         for summary in self._listed(ids, read):
             by_status[summary.status] += 1
         return RunCount(by_status=by_status, unread=len(ids) - len(read))
@@ -474,10 +691,10 @@ class RunReader:
                 for summary in [with_job(None, thread_id, job)]
                 if summary is not None
             ),
-            key=_newest_first,
+            key=newest_first,
         )
         for summary in self._summaries(ids if read is None else read):
-            while unstored and _newest_first(unstored[0]) <= _newest_first(summary):
+            while unstored and newest_first(unstored[0]) <= newest_first(summary):
                 yield unstored.pop(0)
             yield with_job(summary, summary.thread_id, jobs.get(summary.thread_id)) or summary
         yield from unstored
@@ -489,80 +706,28 @@ class RunReader:
                 # Stored by another door (a raw LangGraph call, an older version): no
                 # command takes the id, and a listing must not break lines on it.
                 continue
-            config = _config(thread_id)
             # The latest checkpoint's small channels say where a run stands; its chain,
             # the costly part of a read, is never rebuilt for a listing.
             with steps_left_packed():
-                latest = self._store.get_tuple(config)
-            if latest is None:
-                continue
-            snapshot = without_chain(latest)
-            if not isinstance(snapshot.values.get("limits"), StepLimits):
-                continue  # a thread some other LangGraph program wrote: not a thinkgraph run
-            # Whether it stands at a breakpoint is read from the checkpoint too (its next
-            # nodes, `without_chain`): no run is read whole for a listing.
-            address = (latest.metadata or {}).get(GRAPH_KEY)
-            graph = address if isinstance(address, str) else None
-            yield summarize(
-                thread_id, snapshot, status_of(snapshot), pending_of(snapshot), graph=graph
-            )
+                latest = self._store.get_tuple(_config(thread_id))
+            summary = None if latest is None else self._summary_of(thread_id, latest)
+            if summary is not None:
+                yield summary
 
-
-RUN_STATUSES: tuple[RunStatus, ...] = ("done", "paused", "running", "queued", "failed")
-"""Where a run can stand, in the order counts are shown."""
-
-_JOB_STATUS: dict[str, RunStatus] = {
-    "queued": "queued",
-    "retrying": "queued",
-    "running": "running",
-    "stalled": "running",
-    "failed": "failed",
-}
-"""A run's status while its latest job has not ended well: it waits for a worker (or for
-its next attempt), a worker has it (or had it, and went silent), or it failed for good."""
-
-
-def with_job(summary: RunSummary | None, thread_id: str, job: JobState | None) -> RunSummary | None:
-    """A run as every door lists it: what its checkpoints say (`summary`, None when it has
-    none yet), unless its latest job in the worker queue says more (`job`).
-
-    The one place a run's checkpoints and its job meet. A finished run's own record wins
-    (a late duplicate job does nothing to it), as does a checkpoint written after the job
-    failed (the run was continued since, by hand); otherwise the job's state is the run's:
-    queued and retrying runs wait (``queued``), running and stalled ones are ``running``,
-    and a failed job makes a ``failed`` run, its error in the job — it can be continued
-    from its last checkpoint (`thinkgraph resume`, or a new answer to its pause).
-    """
-    if job is None:
-        return summary
-    status = _JOB_STATUS[job.state]
-    if summary is None:
-        return RunSummary(thread_id=thread_id, status=status, job=job, updated_at=job.at)
-    if summary.status in ("done", "failed") or summary.replay is not None:
-        return summary
-    later = summary.updated_at is not None and job.at is not None and summary.updated_at > job.at
-    if job.state == "failed" and later:
-        return summary
-    return summary.model_copy(update={"status": status, "job": job})
-
-
-def _newest_first(summary: RunSummary) -> float:
-    at = summary.updated_at
-    return -at.timestamp() if at is not None else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class RunCount:
-    """How many runs a store holds in each state (`RunReader.count`)."""
-
-    by_status: dict[RunStatus, int]
-    """Runs read, by status (every status present, 0 when none)."""
-    unread: int
-    """Threads past the bound of the count, not read (so not counted by status)."""
-
-    @property
-    def read(self) -> int:
-        return sum(self.by_status.values())
+    @staticmethod
+    def _summary_of(thread_id: str, latest: CheckpointTuple) -> RunSummary | None:
+        """The summary of the run whose latest checkpoint is `latest`; None when the thread
+        is no thinkgraph run (some other LangGraph program wrote it)."""
+        snapshot = without_chain(latest)
+        if not isinstance(snapshot.values.get("limits"), StepLimits):
+            return None
+        # Whether it stands at a breakpoint is read from the checkpoint too (its next
+        # nodes, `without_chain`): no run is read whole for a listing.
+        address = (latest.metadata or {}).get(GRAPH_KEY)
+        graph = address if isinstance(address, str) else None
+        return summarize(
+            thread_id, snapshot, status_of(snapshot), pending_of(snapshot), graph=graph
+        )
 
 
 class CheckpointInfo(BaseModel):

@@ -83,6 +83,7 @@ from thinkgraph.errors import (
     ThreadExistsError,
     ThreadNotFoundError,
 )
+from thinkgraph.runs.listing import EVERY_RUN
 from thinkgraph.server.auth import TokenGate
 from thinkgraph.server.guards import HostGate, SameOriginGate, server_hosts
 from thinkgraph.server.limits import BodyLimit, StreamCap
@@ -303,15 +304,14 @@ def build_app(
         except _BadRequest as exc:
             return _error(str(exc), 400)
         if not paged:
-            found = await run_in_threadpool(agent.runs)
-            return JSONResponse([run_summary_dict(r, tools=list(agent.deps.tools)) for r in found])
-        # One more than the page, to know whether a next page exists without counting all.
-        found = await run_in_threadpool(agent.runs, limit=offset + limit + 1)
-        shown = found[offset : offset + limit]
+            every = await run_in_threadpool(agent.runs)
+            return JSONResponse([run_summary_dict(r, tools=list(agent.deps.tools)) for r in every])
+        # One query on the store's run index, whatever the number of runs.
+        found = await run_in_threadpool(agent.reader.page, EVERY_RUN, offset, limit)
         headers = {}
-        if len(found) > offset + limit:
+        if found.has_next:
             headers["Link"] = f'</runs?limit={limit}&offset={offset + limit}>; rel="next"'
-        body = [run_summary_dict(r, tools=list(agent.deps.tools)) for r in shown]
+        body = [run_summary_dict(r.summary, tools=list(agent.deps.tools)) for r in found.runs]
         return JSONResponse(body, headers=headers)
 
     async def start_run(request: Request) -> Response:

@@ -35,6 +35,7 @@ from thinkgraph.result import JobState
 from thinkgraph.storage.answers import ANSWERS_DDL
 from thinkgraph.storage.jobs import jobs_sql
 from thinkgraph.storage.lease import LEASE_NOTES_DDL, close_leases
+from thinkgraph.storage.run_index import INDEX_TABLES, create_run_index
 from thinkgraph.storage.sqlite import AGAIN, LATEST_THREADS_SQL, checkpoint_key, worth_keeping
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
 from thinkgraph.storage.urls import shown_url, split_pool_size
@@ -130,6 +131,7 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
             cur.execute(_KEPT_DDL)
             cur.execute(LEASE_NOTES_DDL)
             cur.execute(ANSWERS_DDL)
+            create_run_index(cur, postgres=True)
 
     def keep_for_resume(self, config: RunnableConfig, values: Mapping[str, Any]) -> list[str]:
         """Store delta channels' values whole at the checkpoint `config` names.
@@ -189,6 +191,8 @@ class PostgresStore(ThreadedAsyncSaver, PostgresSaver):
         with postgres_cursor(self) as cur:
             cur.execute("DELETE FROM kept_snapshots WHERE thread_id = %s", (str(thread_id),))
             cur.execute("DELETE FROM pause_answers WHERE thread_id = %s", (str(thread_id),))
+            for table in INDEX_TABLES:
+                cur.execute(f"DELETE FROM {table} WHERE thread_id = %s", (str(thread_id),))
 
     def has_thread(self, thread_id: str) -> bool:
         """Whether the store holds `thread_id`, by index alone (see `KnowsThreads`)."""

@@ -38,6 +38,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from thinkgraph._langgraph import DeltaSnapshot, sqlite_has_task_path
 from thinkgraph.errors import StorageError
 from thinkgraph.storage.answers import ANSWERS_DDL
+from thinkgraph.storage.run_index import INDEX_TABLES, create_run_index
 from thinkgraph.storage.threaded import ThreadedAsyncSaver
 
 __all__ = ["AGAIN", "LATEST_THREADS_SQL", "CompactSqliteSaver", "describe_fault", "open_sqlite"]
@@ -158,6 +159,7 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
         super().setup()
         self.conn.execute(_SNAPSHOTS_DDL)
         self.conn.execute(ANSWERS_DDL)
+        create_run_index(self.conn, postgres=False)
         self.conn.commit()
 
     def get_next_version(self, current: Any, channel: None) -> Any:
@@ -260,6 +262,8 @@ class CompactSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
         with self.cursor() as cur:
             cur.execute("DELETE FROM delta_snapshots WHERE thread_id = ?", (str(thread_id),))
             cur.execute("DELETE FROM pause_answers WHERE thread_id = ?", (str(thread_id),))
+            for table in INDEX_TABLES:
+                cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (str(thread_id),))
 
     def has_thread(self, thread_id: str) -> bool:
         """Whether the store holds `thread_id`, by index alone (see `KnowsThreads`)."""

@@ -24,6 +24,7 @@ from thinkgraph.storage.jobs import (
     delete_run_jobs,
     old_job_threads,
 )
+from thinkgraph.storage.run_index import INDEX_TABLES
 from thinkgraph.storage.sqlite import LATEST_THREADS_SQL, CompactSqliteSaver
 
 __all__ = ["Counts", "Tables", "Trim", "tables_of"]
@@ -148,7 +149,8 @@ class _SqliteTables:
     def delete_thread(self, thread_id: str) -> Counts:
         counts = self.count_thread(thread_id)
         with self.saver.cursor() as cur:  # one transaction
-            for table in ("checkpoints", "writes", "delta_snapshots", "pause_answers"):
+            tables = ("checkpoints", "writes", "delta_snapshots", "pause_answers", *INDEX_TABLES)
+            for table in tables:
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
         return counts
 
@@ -290,7 +292,7 @@ class _PostgresTables:
         with self._transaction() as cur:
             for table in (
                 "checkpoints", "checkpoint_writes", "checkpoint_blobs", "kept_snapshots",
-                "pause_answers",
+                "pause_answers", *INDEX_TABLES,
             ):  # fmt: skip
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread_id,))
             # Its finished jobs in the worker queue, and thinkgraph's row of it, go too.

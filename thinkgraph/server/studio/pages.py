@@ -117,9 +117,11 @@ def runs_page(
     graphs: Sequence[str],
     has_next: bool,
     token: str = "",
+    waiting_total: int | None = None,
 ) -> str:
-    """The runs list with its filters and pages, the "Waiting for you" inbox, and a form
-    that starts a run."""
+    """The runs list with its filters and pages, the "Waiting for you" inbox (the newest
+    `waiting` of `waiting_total` paused runs; None: all of them), and a form that starts a
+    run."""
     now = datetime.now(UTC)
     start_form = (
         '<form method="post" action="/studio/runs" aria-label="start a run">'
@@ -154,6 +156,12 @@ def runs_page(
         f"<td>{esc(_age(r.get('updated_at'), now))}</td></tr>"
         for r in shown
     )
+    total = len(waiting) if waiting_total is None else max(waiting_total, len(waiting))
+    if total > len(waiting):
+        inbox += (
+            f'<li class="muted">and {total - len(waiting)} more: '
+            f"{link('/studio', 'all paused runs', {'status': 'paused'})}</li>"
+        )
     pages = []
     if filters.offset:
         back = max(0, filters.offset - filters.page_size)
@@ -163,7 +171,7 @@ def runs_page(
         pages.append(link("/studio", "Older runs", filters.query(offset=nxt)))
     body = (
         f'<h1>Runs</h1><section id="waiting" aria-labelledby="waiting-h">'
-        f'<h2 id="waiting-h">Waiting for you ({len(waiting)})</h2>'
+        f'<h2 id="waiting-h">Waiting for you ({total})</h2>'
         + (f"<ul>{inbox}</ul>" if inbox else '<p class="muted">No run waits for you.</p>')
         + "</section>"
         + start_form

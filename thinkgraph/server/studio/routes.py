@@ -21,6 +21,7 @@ from thinkgraph.errors import (
     ThreadNotFoundError,
 )
 from thinkgraph.runs.forks import editable_steps
+from thinkgraph.runs.listing import RunFilter, RunPage
 from thinkgraph.server.runs import TaskTooLongError, TooManyRunsError
 from thinkgraph.server.studio.csrf import COOKIE, FIELD, Csrf
 from thinkgraph.server.studio.forms import answer_of, fork_of, tool_schemas
@@ -67,6 +68,8 @@ __all__ = ["studio_routes"]
 
 PAGE_SIZE = 50
 """Runs on one page of the list."""
+INBOX_SIZE = 100
+"""The paused runs the inbox lists, newest first (it counts them all)."""
 
 MAX_FORM_FIELDS = 200
 
@@ -167,29 +170,31 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
     async def listing(request: Request) -> Response:
         filters = Filters(request.query_params, PAGE_SIZE)
         redactor = Redactor([], tool_map(tools), mask_unknown=True)
-        tasks: dict[str, str] = {}
+        graph = {"": None, "ours": ""}.get(filters.graph, filters.graph)
+        where = RunFilter(status=filters.status or None, graph=graph, search=filters.q)  # type: ignore[arg-type]
 
-        def task_of(thread: str) -> str:
-            """A run's task, masked as every view masks it (a search matches only what
-            it would show); read once a request, only for runs a search or a page needs."""
-            if thread not in tasks:
-                text = agent.reader.task(thread)
-                tasks[thread] = "" if text is None else redactor.text(text)
-            return tasks[thread]
+        def rows(found: RunPage) -> Rows:
+            """The runs as the page shows them, each task masked as every view masks it
+            (the listing stored it masked; masked again here with this agent's tools)."""
+            return [
+                {**run_summary_dict(r.summary, tools=tools), "task": redactor.text(r.task)}
+                for r in found.runs
+            ]
 
-        def read() -> tuple[Rows, Rows, Rows, bool]:
-            listed = [run_summary_dict(r, tools=tools) for r in agent.runs()]
-            matching = [r for r in listed if filters.matches(r, task_of)]
-            shown = matching[filters.offset : filters.offset + PAGE_SIZE]
-            waiting = [r for r in listed if r.get("status") == "paused"]
-            for run in [*shown, *waiting]:  # the inbox says what each run was asked too
-                run["task"] = task_of(str(run["thread_id"]))
-            return listed, waiting, shown, len(matching) > filters.offset + PAGE_SIZE
+        def read() -> tuple[Rows, Rows, int, list[str], bool]:
+            # A page and the inbox are each one query on the store's run index: fast
+            # whatever the number of runs (`RunReader.page`).
+            shown = agent.reader.page(where, filters.offset, PAGE_SIZE)
+            waiting = agent.reader.page(RunFilter(status="paused"), 0, INBOX_SIZE)
+            paused = agent.reader.count().by_status["paused"]
+            graphs = [g or "ours" for g in agent.reader.graphs()]
+            return rows(shown), rows(waiting), paused, graphs, shown.has_next
 
-        listed, waiting, shown, has_next = await run_in_threadpool(read)
-        graphs = sorted({str(r.get("graph") or "ours") for r in listed})
+        shown, waiting, paused, graphs, has_next = await run_in_threadpool(read)
         value, new = csrf.cookie(request)
-        body = runs_page(shown, waiting, filters, graphs, has_next, token=csrf.token(value))
+        body = runs_page(
+            shown, waiting, filters, graphs, has_next, token=csrf.token(value), waiting_total=paused
+        )
         return _html(body, set_cookie=value if new else None)
 
     async def one_run(request: Request, notice: str = "", status: int = 200) -> Response:
