@@ -102,10 +102,12 @@ def test_an_approve_reads_its_run_once_and_checks_it_once_more_to_claim(
 ) -> None:
     """Before the first node runs, `approve` reads the run's graph address, the run (one
     state read: its latest tuple, then the state on that graph), the claim's check of the
-    pause, and the latest again under the run's lease; LangGraph then reads it to run. It
-    read the pause's checkpoint id apart from the run, and checked the pause twice."""
+    pause, and the latest again under the run's lease; LangGraph then reads it to run, and
+    the run index reads it once more for the run's row when the segment ends. It read the
+    pause's checkpoint id apart from the run, and checked the pause twice (8 before the
+    first node)."""
     flags, _store = _paused(tmp_path)
     reads.clear()
     done = runner.invoke(app, ["approve", "one", *flags])
     assert done.exit_code == 0, done.output
-    assert len(reads) == 6, reads
+    assert len(reads) == 7, reads

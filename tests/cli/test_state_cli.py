@@ -56,7 +56,8 @@ def test_an_undeclared_key_is_one_line_and_the_run_stays_before_the_node(
     assert "Traceback" not in done.output
     with Agent(ScriptedModel([]), store=sqlite_url) as agent:
         assert [c.node for c in agent.history("t1")] == ["start", "start"]
-        assert agent.result("t1").state == {}
+        # Before any node of the user's: only the plan's start (its reducer's `[]`).
+        assert agent.result("t1").state == {"plan": []}
 
 
 def test_a_loop_that_never_passes_think_fails_with_one_line(sqlite_url: str, script: str) -> None:
