@@ -87,3 +87,26 @@ def test_the_served_graph_is_laid_out_once_as_the_server_starts(
         page = client.get("/studio/runs/w1")
         assert page.status_code == 200 and "<svg" in page.text
     assert len(made) == 1, made
+
+
+def test_a_run_page_marks_the_nodes_its_forks_were_taken_at(tmp_path: Path) -> None:
+    """The node whose checkpoint a fork started from is a fork point on the source's drawing
+    (a class, as the path and the pause are); a node no fork started from is not."""
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    with Agent(ScriptedModel(SEND * 4), [send], store=store) as agent:
+        agent.run("send it", thread_id="src")
+        at = next(c.checkpoint_id for c in agent.history("src") if c.node == "think")
+        agent.fork("src", at, new_thread_id="child")
+        with TestClient(build_app(agent, poll_s=0.05), base_url=BASE) as client:
+            page = client.get("/studio/runs/src").text
+            child = client.get("/studio/runs/child").text
+    marked = _fork_points(page)
+    assert marked == ["think"], marked
+    assert _fork_points(child) == []  # the fork itself has no forks
+
+
+def _fork_points(page: str) -> list[str]:
+    """The drawn nodes of `page` with the class ``fork-point``."""
+    groups = re.findall(r'<g class="([^"]*)" id="[^"]*" data-node="([^"]*)"', page)
+    assert groups, "no drawn nodes"
+    return [node for classes, node in groups if "fork-point" in classes.split()]

@@ -34,7 +34,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, Final
 
 import networkx as nx
@@ -91,6 +91,7 @@ SVG_CSS: Final = """\
 .tg-graph .node.done rect { fill: #cfe2ff; stroke: #0d6efd; stroke-width: 3; }
 .tg-graph .node.stopped rect { fill: #f8d7da; stroke: #c82333; stroke-width: 3; }
 .tg-graph .node.paused rect { fill: #fff3cd; stroke: #e0a800; stroke-width: 3; }
+.tg-graph .node.fork-point rect { stroke: #6f42c1; stroke-width: 3; stroke-dasharray: 3 2; }
 .tg-graph .node.current rect { stroke-width: 3.5; filter: drop-shadow(0 0 3px #e0a800); }
 .tg-graph .node.shared rect { fill: #e9ecef; stroke: #495057; stroke-width: 2; }
 .tg-graph .node.both rect { fill: #e2d9f3; stroke: #6f42c1; stroke-width: 2; }
@@ -263,6 +264,7 @@ def to_svg_layout(
     diff: PathDiff | None = None,
     id_prefix: str = "",
     node_href: Callable[[str], str | None] | None = None,
+    fork_points: Collection[str] = (),
 ) -> str:
     """Draw a graph model as SVG with our own layered layout (no Graphviz).
 
@@ -277,6 +279,8 @@ def to_svg_layout(
             ``_`` and ``-`` only).
         node_href: a node's name → the link its box is (a path of the page's site), or
             None for a node that links nowhere. Links add elements, never geometry.
+        fork_points: the nodes other runs were forked from (at a checkpoint each wrote):
+            class ``fork-point``.
 
     Returns:
         An ``<svg>`` element, with no ``<style>``: style it with `SVG_CSS`.
@@ -314,6 +318,8 @@ def to_svg_layout(
         box = layout.nodes[str(node)]
         visits = overlay.node_visits.get(box.name, 0) if overlay is not None else 0
         classes = _node_classes(box.name, data, overlay, diff)
+        if box.name in fork_points:
+            classes.append("fork-point")
         href = _href(node_href(box.name), box.name) if node_href is not None else None
         out.append(_node(box, ids[box.name], data, classes, visits, href))
     out += ["</g>", "</svg>"]

@@ -214,8 +214,14 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
                 for h in agent.history(thread)
             ]
             names = [str(n) for n in model.nodes if not str(n).startswith("__")]
-            svg = to_svg_layout(model, overlay, node_href=steps_link(thread, names))
-            return svg, names, points, agent.checkpoint_id(thread), lineage_of(thread, result)
+            lineage = lineage_of(thread, result)
+            # The nodes whose checkpoints other runs were forked from.
+            node_at = {p["checkpoint_id"]: p["node"] for p in points}
+            forked = {str(node_at[at]) for _, at in lineage["forks"] if at in node_at}
+            svg = to_svg_layout(
+                model, overlay, node_href=steps_link(thread, names), fork_points=forked
+            )
+            return svg, names, points, agent.checkpoint_id(thread), lineage
 
         svg, nodes, history, at, lineage = await run_in_threadpool(drawn)
         doc = to_json_dict(result, tools=tools)
