@@ -17,9 +17,11 @@ one row of the store can change it (`tests.support.tamper`). So:
   another address (`GraphAddressError`).
 
 The marker graph writes a file when it is imported and another when it builds: neither may
-exist after any command here. Every CLI call is a new process, from the repo root unless a
-test says otherwise, with the marker's package on its PYTHONPATH (so a module address in
-the store would import if anything tried).
+exist after any command here. Every CLI call runs as a new process would (`thinkgraph_here`:
+its arguments, its folder, only its THINKGRAPH_ variables), from the repo root unless a test
+says otherwise, with the marker's package on the import path (so a module address in the
+store would import if anything tried: the marker's package has a new name for each test,
+so no earlier import hides one). One test runs the real script in a new process.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import pytest
 
 from tests.cli import sample_tools
 from tests.cli.sample_graphs import REFLECT
+from tests.support.cli import thinkgraph_here
 from tests.support.tamper import Marker, metadata_of, retarget, stored, threads
 from thinkgraph import Agent, Approve, ScriptedModel
 from thinkgraph.graphs.address import GRAPH_KEY, GraphAddressError
@@ -55,13 +58,13 @@ BREAK_REPLIES = ["Thought: nothing to do\nFinal Answer: done"]
 def thinkgraph(
     *args: str, marker: Marker, cwd: Path = ROOT, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The CLI in a new process; only `env`'s THINKGRAPH_ variables are set."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_")}
-    clean["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(marker.pythonpath)])
-    return subprocess.run(
-        [THINKGRAPH, *args], cwd=cwd, env={**clean, **(env or {})},
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    """The CLI, run here as a new process runs it, with the marker's package importable;
+    only `env`'s THINKGRAPH_ variables are set."""
+    sys.path.insert(0, str(marker.pythonpath))
+    try:
+        return thinkgraph_here(*args, cwd=cwd, env=env)
+    finally:
+        sys.path.remove(str(marker.pythonpath))
 
 
 def one_error(done: subprocess.CompletedProcess[str]) -> str:
@@ -255,6 +258,21 @@ def test_reading_a_run_retargeted_to_a_module_or_a_relative_path_imports_nothing
     nothing_ran(store.marker, done)
     assert done.returncode == 0, done.stdout + done.stderr
     assert shown in done.stdout, done.stdout
+
+
+def test_the_installed_script_in_a_new_process_reads_a_tampered_run_importing_nothing(
+    store: Store,
+) -> None:
+    # The real `thinkgraph` script, with the marker's package on its PYTHONPATH.
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_")}
+    clean["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(store.marker.pythonpath)])
+    for thread in ("t1", "mod"):
+        done = subprocess.run(
+            [THINKGRAPH, "show", thread, "--store", store.url],
+            cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        nothing_ran(store.marker, done)
+        assert done.returncode == 0 and "status: paused" in done.stdout, done.stderr
 
 
 def test_a_run_at_a_breakpoint_reads_as_paused_there_without_importing(store: Store) -> None:

@@ -11,27 +11,22 @@ naming the key and the fix, and leaves no new thread.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.state_graphs import PLANNED
+from tests.support.cli import thinkgraph_here
 from thinkgraph import Agent, ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[2]
-THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
 SECRET = "sk-proj-abcdefghijklmnop1234"
 
 
 def thinkgraph(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_")}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(
-        [THINKGRAPH, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    """The CLI, run here from the repo root as a new process would run it."""
+    return thinkgraph_here(*args, cwd=ROOT)
 
 
 def start(store: str, script: str) -> str:

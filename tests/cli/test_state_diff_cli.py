@@ -5,26 +5,21 @@ masked, and make the exit code 1; the same graph replays `same`, exit 0."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.state_graphs import ANSWER, DOUBLED, SCORED, TOKEN
+from tests.support.cli import thinkgraph_here
 from thinkgraph import Agent, ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[2]
-THINKGRAPH = str(Path(sys.executable).parent / "thinkgraph")
 
 
 def thinkgraph(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_")}
-    env["PYTHONPATH"] = str(ROOT)  # the graphs' addresses, and this tree's code
-    return subprocess.run(
-        [THINKGRAPH, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    """The CLI, run here from the repo root as a new process would run it."""
+    return thinkgraph_here(*args, cwd=ROOT)
 
 
 @pytest.fixture

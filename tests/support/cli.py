@@ -52,7 +52,7 @@ def thinkgraph_here(
                 if file and Path(file).resolve().is_relative_to(Path(cwd).resolve()):
                     del sys.modules[name]
     stderr = result.stderr
-    if result.exc_info is not None and not isinstance(result.exception, SystemExit):
+    if result.exc_info is not None and not isinstance(result.exc_info[1], SystemExit):
         stderr += "".join(traceback.format_exception(*result.exc_info))
     return subprocess.CompletedProcess(
         ["thinkgraph", *args], result.exit_code, result.stdout, stderr
