@@ -43,17 +43,25 @@ def _env(nap_s: float) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(ROOT), NAP_S: str(nap_s)}
 
 
+def _as_in_a_terminal() -> None:
+    """Ctrl-C's default action, as a terminal's foreground command has it. A process
+    started with SIGINT ignored keeps ignoring it (Python does, as `nohup` asks), and a
+    suite started from a background job (``make test &``, a CI step) hands that on."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Started:
     """A `thinkgraph` command in the background, its stdout read line by line."""
 
     def __init__(self, *args: str, nap_s: float) -> None:
         self.process = subprocess.Popen(
             [THINKGRAPH, *args], cwd=ROOT, env=_env(nap_s), stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True,
+            stderr=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal,
         )  # fmt: skip
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -74,7 +82,11 @@ class Started:
         assert self.process.poll() is None, "the command ended before it was interrupted"
         self.process.send_signal(signal.SIGINT)
         _, err = self.process.communicate(timeout=60)
-        return self.process.returncode, err
+        self.reader.join(timeout=10)
+        while not self.lines.empty():
+            self.seen.append(self.lines.get())
+        # Its stdout, after stderr, says what the command did instead when it fails.
+        return self.process.returncode, err + "\n--- stdout:\n" + "".join(self.seen)
 
 
 def test_ctrl_c_says_how_to_continue_exits_130_and_resume_finishes_the_run(
