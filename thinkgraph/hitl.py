@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from thinkgraph.state import ToolCall
 
 __all__ = [
+    "CONTINUED",
     "LANGCHAIN_DECISIONS",
     "ApprovalDecision",
     "Approve",
@@ -324,9 +325,16 @@ def _check_edit(request: Pending, edit: Edit, tools: ToolArgs) -> None:
 _DONE = {"approve": "approved", "edit": "edited", "reject": "rejected", "respond": "responded"}
 
 
+CONTINUED = "continued"
+"""What a Continue (an answer of None, to a breakpoint) is described as."""
+
+
 def describe_answer(decisions: Any) -> str:
     """What an answer to a pause decided, in a few words for a message ("approved",
-    "rejected", "answered: approved c1, rejected c2", "answered retry"); never its text."""
+    "rejected", "answered: approved c1, rejected c2", "answered retry", "continued" for
+    None: a breakpoint's Continue); never its text."""
+    if decisions is None:
+        return CONTINUED
     if isinstance(decisions, Mapping):
         items = decisions.get("decisions") if set(decisions) == {"decisions"} else None
         if isinstance(items, list):  # LangChain's answer: one decision per request, in order

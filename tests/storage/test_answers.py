@@ -69,7 +69,30 @@ def test_two_resumes_of_one_pause_at_once_apply_one_answer(any_store_url: str) -
         ({"decisions": [{"type": "edit"}]}, "edited"),
         ("retry", "answered retry"),
         ("the password is hunter2", "answered with guidance"),
+        (None, "continued"),
     ],
 )
 def test_an_answer_is_described_in_a_few_words_never_its_text(decisions: object, said: str) -> None:
     assert describe_answer(decisions) == said
+
+
+def test_a_continue_at_a_checkpoint_yields_to_the_answer_of_the_next_pause_there(
+    any_store_url: str,
+) -> None:
+    # A breakpoint after think and the approval asked for next are both at the checkpoint
+    # think wrote: the Continue's claim must not hold the approval's pause.
+    saver = open_checkpointer(any_store_url)
+    thread = f"c-{uuid.uuid4().hex[:10]}"
+    try:
+        go_on = Answer(thread, "cp1", describe_answer(None), "a request to the server")
+        again = Answer(thread, "cp1", describe_answer(None), "another request")
+        assert claim(saver, go_on).answer_id == go_on.answer_id
+        assert claim(saver, again).answer_id == go_on.answer_id  # a double Continue: refused
+        approve = Answer(thread, "cp1", "approved", "a request to the server")
+        reject = Answer(thread, "cp1", "rejected", "another request")
+        assert claim(saver, approve).answer_id == approve.answer_id
+        assert claim(saver, reject).answer_id == approve.answer_id  # one answer per pause
+        assert claim(saver, again).answer_id == approve.answer_id  # a stale Continue too
+        assert answer_of(saver, thread, "cp1") == claim(saver, approve)
+    finally:
+        close_checkpointer(saver)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -220,6 +221,45 @@ def test_a_breakpoint_is_continued_by_form(tmp_path: Path) -> None:
         )
         assert done.status_code == 303
         assert wait_status(client, "b1", "done")["answer"] == "42"
+
+
+def test_the_approval_at_the_checkpoint_of_a_continued_breakpoint_is_answered(
+    any_store_url: str,
+) -> None:
+    # A breakpoint after think and the approval that follows are two pauses at the one
+    # checkpoint think wrote: the Continue answers the first; Approve must still answer
+    # the second, and a second Continue is refused (409) either way.
+    thread = f"bp-{uuid.uuid4().hex[:8]}"
+    points = {"after": ["think"]}
+    with (
+        Agent(ScriptedModel(SEND), [send], store=any_store_url, breakpoints=points) as a,
+        TestClient(build_app(a, poll_s=0.05), base_url=BASE) as client,
+    ):
+        _paused(client, thread)
+        path = f"/studio/runs/{thread}"
+        continued = form_of(client.get(path).text, "Continue")
+        done = client.post(f"{path}/answer", data=continued, follow_redirects=False)
+        assert done.status_code == 303, done.text
+        _waits(client, thread, "approval")
+        assert a.checkpoint_id(thread) == continued["at"]  # the same checkpoint
+        again = client.post(f"{path}/answer", data=continued, follow_redirects=False)
+        assert again.status_code == 409, again.text
+        approved = client.post(
+            f"{path}/answer", data=form_of(client.get(path).text, "Approve"),
+            follow_redirects=False,
+        )  # fmt: skip
+        assert approved.status_code == 303, approved.text
+        _waits(client, thread, "breakpoint")  # after think again
+        last = form_of(client.get(path).text, "Continue")
+        assert client.post(f"{path}/answer", data=last, follow_redirects=False).status_code == 303
+        assert wait_status(client, thread, "done")["answer"] == "sent"
+
+
+def _waits(client: TestClient, thread: str, kind: str) -> None:
+    deadline = time.monotonic() + 20
+    while [p["kind"] for p in client.get(f"/runs/{thread}").json().get("pending") or []] != [kind]:
+        assert time.monotonic() < deadline, f"thread {thread} never waited for {kind}"
+        time.sleep(0.05)
 
 
 def _post(client: TestClient, page_path: str, button: str, **fields: str) -> Any:

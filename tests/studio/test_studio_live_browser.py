@@ -148,3 +148,54 @@ def test_each_new_pause_swaps_in_its_own_forms(browser: Browser, tmp_path: Path)
             context.close()
         finally:
             served.stop()
+
+
+@pytest.mark.parametrize("first", ["running", "breakpoint"])
+def test_a_pause_at_the_checkpoint_the_page_was_drawn_at_still_brings_its_forms(
+    browser: Browser, tmp_path: Path, first: str
+) -> None:
+    """The approval pause of a run is at the checkpoint its approve node started from: a
+    page drawn then (the run still deciding, or paused at a breakpoint after think) has
+    that checkpoint already, and must still swap in the forms of the pause that came."""
+    store = f"sqlite:///{tmp_path / 'c.db'}"
+    replies = ['Thought: send it\nAction: send\nAction Input: {"to": "ops", "count": 2}',
+               "Thought: done\nFinal Answer: sent"]  # fmt: skip
+    points = {"after": ["think"]}
+    with Agent(ScriptedModel(replies), [send], store=store, breakpoints=points) as agent:
+        served = Live(build_app(agent, poll_s=0.05))
+        try:
+            started = httpx.post(f"{served.url}/runs", json={"task": "send", "thread_id": "a1"})
+            assert started.status_code == 202, started.text
+            _until(served, "a1", "paused")
+            at = agent.checkpoint_id("a1")
+            page = browser.new_page()
+            page.goto(f"{served.url}/studio/runs/a1")
+            expect(page.get_by_role("button", name="Continue")).to_be_visible()
+            if first == "running":  # the page as drawn while the approve node decides
+                page.evaluate("document.getElementById('steer').hidden = true")
+                page.evaluate("document.getElementById('live').dataset.status = 'running'")
+            answered = httpx.post(f"{served.url}/runs/a1/resume", json={})
+            assert answered.status_code == 202, answered.text
+            deadline = time.monotonic() + 20
+            while (
+                not agent.result("a1").pending or agent.result("a1").pending[0].kind != "approval"
+            ):
+                assert time.monotonic() < deadline, "the run never paused for approval"
+                time.sleep(0.05)
+            assert agent.checkpoint_id("a1") == at  # the same checkpoint, another pause
+            expect(page.get_by_role("button", name="Approve")).to_be_visible(timeout=15000)
+            expect(page.get_by_role("button", name="Continue")).to_have_count(0)
+            page.get_by_role("button", name="Approve").click()
+            # The next pause (after think again) swaps its Continue in; it ends the run.
+            page.get_by_role("button", name="Continue").click(timeout=15000)
+            _until(served, "a1", "done")
+            page.close()
+        finally:
+            served.stop()
+
+
+def _until(live: Live, thread: str, status: str) -> None:
+    deadline = time.monotonic() + 20
+    while httpx.get(f"{live.url}/runs/{thread}").json().get("status") != status:
+        assert time.monotonic() < deadline, f"the run never became {status}"
+        time.sleep(0.05)

@@ -37,7 +37,7 @@ from thinkgraph.errors import (
 from thinkgraph.graphs.address import address_in, check_continues_on_its_graph
 from thinkgraph.graphs.breakpoints import joined_breakpoints
 from thinkgraph.graphs.react import build_react_graph
-from thinkgraph.hitl import describe_answer
+from thinkgraph.hitl import CONTINUED, describe_answer
 from thinkgraph.nodes.deps import Deps
 from thinkgraph.nodes.gate import check_answer
 from thinkgraph.result import RunResult
@@ -464,16 +464,22 @@ class Driver:
             latest, _ = await self._resume_plan(thread_id, decisions)
         except (NotPausedError, ResumeValueError):
             if at is not None:
-                await self._at_pause(thread_id, at)
+                await self._at_pause(thread_id, at, continues=decisions is None)
             raise
         checkpoint_id = str(latest.config["configurable"]["checkpoint_id"])
         if at is not None and checkpoint_id != at:
             await self._at_pause(thread_id, at)  # it moved in between: refused
         return checkpoint_id
 
-    async def _at_pause(self, thread_id: str, at: str) -> None:
-        """Refuse an answer given for the checkpoint `at` when the run has left it."""
+    async def _at_pause(self, thread_id: str, at: str, *, continues: bool = False) -> None:
+        """Refuse an answer given for the checkpoint `at` when the run has left it, or a
+        Continue (`continues`) for a breakpoint there that was continued already (the run
+        now waits at `at` for another answer: the approval asked for next)."""
         latest = await self.reader.acheckpoint_id(thread_id)
+        if latest is not None and latest == at and continues:
+            won = await self.store.aanswer_of(thread_id, at)
+            if won is not None and won.what == CONTINUED:
+                raise AnsweredError(won)
         if latest is None or latest == at:
             return
         won = await self.store.aanswer_of(thread_id, at)

@@ -15,6 +15,11 @@ applied after all: refused before the run moved, or its job failed for good.
   together or not at all.
 - Any other saver (memory://, a saver of yours): claims of this process only.
 
+One checkpoint can hold two pauses, one after the other: a breakpoint after think (or
+before approve), then the approval the approve node asks for there. A Continue's claim
+(``continued``) is cleared by the claim of any other answer at its checkpoint: that answer
+is for the later pause. (A second Continue still finds the first's claim and is refused.)
+
 The rows are small and stay with their run; a deleted run's go with it.
 """
 
@@ -37,6 +42,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from thinkgraph._langgraph import postgres_cursor
 from thinkgraph.errors import AnsweredError
+from thinkgraph.hitl import CONTINUED
 
 __all__ = [
     "ANSWERS_DDL",
@@ -113,6 +119,9 @@ def _found(thread_id: str, checkpoint_id: str, row: Any) -> Answer:
 # -- the stores -------------------------------------------------------------------------------
 
 _SQ_CLAIM = "INSERT OR IGNORE INTO pause_answers VALUES (?, ?, ?, ?, ?, ?)"
+_SQ_CLEAR_CONTINUE = (
+    "DELETE FROM pause_answers WHERE thread_id = ? AND checkpoint_id = ? AND what = ?"
+)
 _SQ_READ = f"SELECT {_COLUMNS} FROM pause_answers WHERE thread_id = ? AND checkpoint_id = ?"
 _SQ_RELEASE = (
     "DELETE FROM pause_answers WHERE thread_id = ? AND checkpoint_id = ? AND answer_id = ?"
@@ -122,6 +131,7 @@ _PG_CLAIM = (
     "ON CONFLICT (thread_id, checkpoint_id) DO NOTHING"
 )
 _PG_READ = _SQ_READ.replace("?", "%s")
+_PG_CLEAR_CONTINUE = _SQ_CLEAR_CONTINUE.replace("?", "%s")
 _PG_RELEASE = _SQ_RELEASE.replace("?", "%s")
 _PG_RELABEL = (
     "UPDATE pause_answers SET answered_by = %s "
@@ -145,7 +155,17 @@ def _postgres(saver: BaseCheckpointSaver[Any]) -> bool:
     return postgres is not None and isinstance(saver, postgres.PostgresStore)
 
 
+def _continue_of(answer: Answer) -> tuple[str, str, str] | None:
+    """The row of a Continue at `answer`'s checkpoint that `answer`'s claim clears (None
+    when `answer` is a Continue itself): that pause is over, `answer` is for a later one."""
+    if answer.what == CONTINUED:
+        return None
+    return (answer.thread_id, answer.checkpoint_id, CONTINUED)
+
+
 def _pg_claim(cur: Any, answer: Answer) -> Answer:
+    if (cleared := _continue_of(answer)) is not None:
+        cur.execute(_PG_CLEAR_CONTINUE, cleared)
     cur.execute(_PG_CLAIM, _row(answer))
     # A claim that was not committed yet made the insert wait for it; read committed,
     # this read sees it (or, rolled back, ours).
@@ -161,6 +181,8 @@ def claim(saver: BaseCheckpointSaver[Any], answer: Answer) -> Answer:
     """
     if (sqlite := _sqlite(saver)) is not None:
         with sqlite.cursor() as cur:  # one transaction: the insert decides, the read tells
+            if (cleared := _continue_of(answer)) is not None:
+                cur.execute(_SQ_CLEAR_CONTINUE, cleared)
             cur.execute(_SQ_CLAIM, _row(answer))
             row = cur.execute(_SQ_READ, (answer.thread_id, answer.checkpoint_id)).fetchone()
         return _found(answer.thread_id, answer.checkpoint_id, row)
@@ -170,6 +192,8 @@ def claim(saver: BaseCheckpointSaver[Any], answer: Answer) -> Answer:
     with _LOCAL_LOCK:
         held = _LOCAL.setdefault(saver, {})
         key = (answer.thread_id, answer.checkpoint_id)
+        if _continue_of(answer) is not None and key in held and held[key].what == CONTINUED:
+            del held[key]
         return held.setdefault(key, replace(answer, at=answer.at or datetime.now(UTC)))
 
 

@@ -6,7 +6,8 @@ events (``/runs/T/events``) and, on each, asks ``/studio/runs/T/live`` for what 
 overlay marks now — per node its classes and visits, per edge whether it was taken — and
 sets them on the SVG drawn once: no new layout. It sets the run's status (``#status``)
 and the tokens and cost of each node (the table's ``data-node`` rows) as text. When the
-run pauses at a checkpoint the page's forms do not answer, or moves on from a pause, it
+run pauses where the page's forms do not answer (another checkpoint, or another pause at
+the same one: what it waits for, ``waits``, differs), or moves on from a pause, it
 asks ``/studio/runs/T/steer`` for the page's steer section as the server renders it (each
 form with its CSRF token and the checkpoint it answers, every value escaped there) and
 puts it in place of ``#steer``: no text of the run is ever turned into HTML here. When
@@ -106,11 +107,12 @@ LIVE_JS = r"""
   function steer(live) {
     var section = document.getElementById("steer");
     if (!section) return;
+    var pause = live.at + " " + live.waits;
     var stale = live.status === "paused"
-      ? section.getAttribute("data-at") !== live.at
+      ? section.getAttribute("data-at") + " " + section.getAttribute("data-waits") !== pause
       : !section.hidden;
-    if (!stale || asked === live.at) return;
-    asked = live.at;
+    if (!stale || asked === pause) return;
+    asked = pause;
     fetch(base + "/steer", {headers: {"Accept": "text/html"}, credentials: "same-origin"})
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (text) {

@@ -8,7 +8,7 @@ Every value shown comes from a masked document (`thinkgraph.views.to_json_dict`,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -28,6 +28,7 @@ __all__ = [
     "run_page",
     "runs_page",
     "steer_section",
+    "waits_for",
 ]
 
 STATUSES = ("paused", "running", "queued", "done", "failed")
@@ -396,10 +397,18 @@ def steer_section(
     elif calls:
         steer += _several(thread, token, at, calls, schemas)
     steer += "".join(_other(thread, token, at, p) for p in others)
+    waits = waits_for((str(p.get("kind")), p.get("call_id")) for p in pending)
     return (
-        f'<section id="steer" aria-label="waiting" data-at="{esc(at)}"'
+        f'<section id="steer" aria-label="waiting" data-at="{esc(at)}" data-waits="{esc(waits)}"'
         f"{'' if steer else ' hidden'}>{steer}</section>"
     )
+
+
+def waits_for(pending: Iterable[tuple[str, str | None]]) -> str:
+    """What a pause waits for as one string, from its (kind, call id) pairs: with the
+    checkpoint, what tells the page's script that its forms answer the pause there is now.
+    One checkpoint can hold two pauses: a breakpoint before approve, then the approval."""
+    return " ".join(f"{kind}:{call or ''}" for kind, call in pending)
 
 
 def _usage_table(usage: Mapping[str, NodeUsage]) -> str:

@@ -42,6 +42,7 @@ from thinkgraph.server.studio.pages import (
     run_page,
     runs_page,
     steer_section,
+    waits_for,
 )
 from thinkgraph.server.studio.replays import replay_of, replay_section, replay_shown
 from thinkgraph.server.studio.usage import usage_by_node
@@ -498,6 +499,7 @@ def studio_routes(agent: Agent, runs: ServerRuns, csrf: Csrf) -> list[Route]:
                 "status": run[1].status,
                 "steps": len(run[1].chain),
                 "at": str(run[0].config["configurable"]["checkpoint_id"]),
+                "waits": waits_for((p.kind, p.call_id) for p in run[1].pending),
                 "usage": usage_by_node(run[1].chain),
                 **overlay_classes(model, overlay),
             }
