@@ -191,6 +191,7 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "thinkgraph.hitl": [
         "ApprovalDecision",
+        "CONTINUED",
         "Approve",
         "Edit",
         "LANGCHAIN_DECISIONS",
