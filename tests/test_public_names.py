@@ -191,8 +191,8 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "thinkgraph.hitl": [
         "ApprovalDecision",
-        "CONTINUED",
         "Approve",
+        "CONTINUED",
         "Edit",
         "LANGCHAIN_DECISIONS",
         "Pending",
