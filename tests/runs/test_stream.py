@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -61,6 +62,44 @@ def test_parallel_calls_stream_with_their_stored_numbers_whatever_order_they_fin
     assert [r.output for r in results] == ["slept 0.0", "slept 0.3"]
     assert [r.number for r in results] == [5, 4]  # numbered in call order, as stored
     assert sorted((s.number, s.id) for s in streamed) == [(s.number, s.id) for s in stored[4:]]
+
+
+@pytest.mark.parametrize("store", ["memory://", "sqlite"])
+def test_a_round_of_calls_is_placed_as_stored_live_and_by_a_reader_of_what_is_new(
+    store: str, tmp_path: Path
+) -> None:
+    # Three calls at once, the slowest first: they finish (and are stored) last to first,
+    # while the chain places their results in call order. The stream, a reader holding the
+    # chain up to the round (as an event stream of another process does) and a resume
+    # that streams again all place them as the stored chain does; no node numbered them.
+    url = f"sqlite:///{tmp_path / 'r.db'}" if store == "sqlite" else store
+    agent = Agent(ScriptedModel(["(planned below)", final("rested")]), [nap], store=url)
+    with agent:
+        naps = (0.4, 0.2, 0.0)
+        calls = [ToolCall(name="nap", args={"seconds": s}) for s in naps]
+        state = agent._start("nap thrice")
+        state["chain"] += [
+            ThoughtStep(node="think", text="nap thrice"),
+            *[ToolCallStep(node="think", call=c, think_step=1) for c in calls],
+        ]
+        counters = state["counters"].model_copy(update={"steps": 1, "model_calls": 1})
+        state.update(pending_calls=calls, counters=counters)
+        agent.graph.update_state(agent._config("par3"), state, as_node="think")
+        before = agent.checkpoint_id("par3")
+        held = agent.chain("par3")
+        streamed = list(agent.stream_resume("par3"))
+        stored = agent.chain("par3")
+        results = [s for s in streamed if isinstance(s, ToolResultStep)]
+        assert [r.output for r in results] == ["slept 0.0", "slept 0.2", "slept 0.4"]
+        n = len(held)  # where the round begins
+        assert [r.number for r in results] == [n + 2, n + 1, n]
+        assert [(s.number, s.id) for s in stored[n : n + 3]] == [
+            (n + k, r.id) for k, r in enumerate(reversed(results))
+        ]
+        assert before is not None
+        tail = asyncio.run(agent.reader.steps_since("par3", before, held))
+        assert tail is not None
+        assert [(s.number, s.id) for s in held + tail[1]] == [(s.number, s.id) for s in stored]
 
 
 def test_events_open_with_run_start_name_each_node_and_close_with_the_result() -> None:
@@ -251,3 +290,30 @@ def test_resuming_a_stream_reads_the_chain_once_for_its_result(
     # The run's nodes load the paused chain once; the result at the end is built from the
     # values the stream ended with, not read again.
     assert len(reads) == 1
+
+
+def test_a_reader_orders_a_rounds_stored_writes_as_langgraph_applies_them() -> None:
+    # A store may keep a round's writes as they finished: the reader places them as the
+    # reducer does, pulled nodes by name, then act tasks in the order of their calls.
+    from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
+
+    from thinkgraph.runs.reader import _as_applied
+    from thinkgraph.state import NoteStep
+
+    calls = [ToolCall(name="nap", args={"seconds": s}) for s in (0.4, 0.2, 0.0)]
+    results = [
+        ToolResultStep(node="act", call_id=c.id, tool="nap", ok=True, output="x") for c in calls
+    ]
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"pending_calls": calls}
+    writes = [
+        ("t-fast", "chain", [results[2]]),
+        ("t-user-b", "chain", [NoteStep(node="b", text="b")]),
+        ("t-mid", "chain", [results[1]]),
+        ("t-user-a", "chain", [NoteStep(node="a", text="a")]),
+        ("t-slow", "chain", [results[0]]),
+    ]
+    tup = CheckpointTuple({"configurable": {}}, checkpoint, {}, None, writes)
+    assert [s.node if s.node != "act" else s.call_id for s in _as_applied(tup)] == [
+        "a", "b", *[c.id for c in calls],
+    ]  # fmt: skip

@@ -82,7 +82,6 @@ from thinkgraph.state import (
     AgentState,
     Counters,
     declared_keys,
-    numbered,
     running_node,
 )
 from thinkgraph.values import storable
@@ -280,14 +279,6 @@ def act_node(deps: Deps, *, name: str = ACT) -> Node:
     async def run(task: ActTask, config: RunnableConfig) -> dict[str, Any]:
         with tracing.span(f"thinkgraph.node {name}", {"thinkgraph.node": name}):
             update = await _act(task, config, deps=deps)
-        if "number" in task and update.get("chain"):
-            # The one exception to "the reducer numbers the steps" (docs/architecture.md):
-            # a round's results stream as its calls finish, in any order, while LangGraph
-            # applies the round's writes only after its slowest call; the router knows
-            # each call's place in the round. The reducer keeps a number that is the
-            # step's place and renumbers any other.
-            first = task["number"]
-            update["chain"] = [numbered(s, first + i) for i, s in enumerate(update["chain"])]
         return {**update, "node": running_node() or name}
 
     return _as_node(name, run, ACT)

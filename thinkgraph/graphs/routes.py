@@ -297,10 +297,9 @@ def _sends(state: AgentState, only: set[str] | None, deps: Deps, act: str) -> li
     # `cache_ttls` is empty unless a tool caches, so the usual round scans nothing.
     hits = find_cached(tools, state["chain"], calls) if tools.cache_ttls else {}
     sends = []
-    first = len(state["chain"])
     left = time_left(state)
-    for offset, call in enumerate(calls):
-        task = ActTask(call=call, step=step, number=first + offset, time_left_s=left)
+    for call in calls:
+        task = ActTask(call=call, step=step, time_left_s=left)
         if call.id in hits:
             task["cached"] = hits[call.id]
         sends.append(Send(act, task))

@@ -31,9 +31,6 @@ class ActTask(TypedDict):
     """The call to run."""
     step: int
     """The think step (1-based) that proposed it."""
-    number: NotRequired[int]
-    """The chain number its result will have (the chain's length when the round began,
-    plus the call's place in the round)."""
     cached: NotRequired[ToolResultStep | None]
     """An earlier result of an identical call within the tool's `cache_ttl_s`, found in the
     chain when the task was made (act never sees the chain): served instead of running."""

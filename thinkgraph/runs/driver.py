@@ -58,6 +58,7 @@ from thinkgraph.state import (
     Counters,
     RunInfo,
     TaskStep,
+    ToolCall,
     numbered,
     start_state,
     with_declared_keys,
@@ -525,16 +526,28 @@ class Driver:
             output: Any = None
             interrupts: list[Interrupt] = []
             number = first_number
+            # A round of act tasks: where it began in the chain, and each call's place in
+            # it (the order its tasks start is the order LangGraph applies their writes).
+            round_at: int | None = None
+            places: dict[str, int] = {}
             # The run's row in the store's run index: checked by every listing while the
             # segment runs, written once it stops (never per node).
             await self.reader.amark_live(thread_id)
             try:
                 async for mode, chunk in cast(AsyncIterator[tuple[str, Any]], stream):
-                    if mode == "values":
-                        output = chunk
+                    if mode == "values":  # a super-step ended
+                        output, round_at = chunk, None
+                        places.clear()
                         continue
                     if mode == "tasks":
                         if "input" in chunk:  # a task starting; its result comes as an update
+                            call = _act_call(chunk["input"])
+                            if call is not None and call.id not in places:
+                                if round_at is None:
+                                    round_at = number
+                                    if round_at is None:
+                                        round_at = await self._chain_length(thread_id, config)
+                                places[call.id] = round_at + len(places)
                             yield NodeStart(thread_id, str(chunk["name"]), counters)
                         continue
                     if not detail:
@@ -549,13 +562,17 @@ class Driver:
                         if isinstance(values.get("counters"), Counters):
                             counters = values["counters"]
                         for step in values.get("chain", ()):
-                            # Our nodes number their steps as the store will (parallel act
-                            # tasks may finish in any order); a user's node's unnumbered
-                            # steps are numbered here.
+                            # Placed as the reducer will place it (docs/architecture.md): a
+                            # call's result by the call's place in its round (the round's
+                            # calls finish in any order), any other after what was shown.
                             if step.number < 0:
-                                if number is None:
-                                    number = await self._stored_number(config, step)
-                                step = numbered(step, number)
+                                place = places.get(getattr(step, "call_id", None) or "")
+                                if place is not None:
+                                    step = numbered(step, place)
+                                else:
+                                    if number is None:
+                                        number = await self._stored_number(config, step)
+                                    step = numbered(step, number)
                             number = (
                                 step.number + 1 if number is None else max(number, step.number + 1)
                             )
@@ -710,10 +727,27 @@ class Driver:
                 continue
             await self.graph.aupdate_state(config, writes, as_node=task.name)
 
+    async def _chain_length(self, thread_id: str, config: RunnableConfig) -> int:
+        """The chain's length at the run's latest checkpoint, without the writes of the
+        tasks running from it: where the round of act tasks those are begins."""
+        latest = await self.reader.latest_tuple(thread_id)
+        if latest is None:
+            return 0
+        at: RunnableConfig = {
+            "configurable": {**config.get("configurable", {}), **latest.config["configurable"]}
+        }
+        return len((await self.graph.aget_state(at)).values.get("chain", ()))
+
     async def _stored_number(self, config: RunnableConfig, step: BaseStep) -> int:
         """`step`'s number in the stored chain (its node has saved it), read once per stream."""
         chain = (await self.graph.aget_state(config)).values.get("chain", ())
         return next((s.number for s in reversed(chain) if s.id == step.id), len(chain))
+
+
+def _act_call(given: Any) -> ToolCall | None:
+    """The call an act task runs, from the task's input (`ActTask`); None for any other."""
+    call = given.get("call") if isinstance(given, dict) else None
+    return call if isinstance(call, ToolCall) else None
 
 
 def description_of(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, Any]:

@@ -57,8 +57,8 @@ from thinkgraph.state import (
     RunInfo,
     TaskStep,
     as_step,
-    numbered,
     own_keys,
+    placed_after,
 )
 from thinkgraph.storage.checkpointers import steps_left_packed, unpack_steps
 from thinkgraph.storage.contract import Store
@@ -238,15 +238,10 @@ class RunReader:
         # and of every later one, oldest first.
         steps: list[BaseStep] = []
         for tup in reversed(newer):
-            written = [v for _, ch, v in tup.pending_writes or () if ch == "chain"]
-            batch = [s for w in written for s in _revived(w)]
-            # Parallel act tasks store their writes in any order; our nodes number their
-            # steps as the chain will, a user's raw node's come unnumbered (-1, kept last).
-            batch.sort(key=lambda s: s.number if s.number >= 0 else 1 << 62)
-            steps.extend(batch)
+            steps.extend(_as_applied(tup))
         have = {s.id for s in held[-HELD_OVERLAP:]}
         fresh = [s for s in steps if s.id not in have]
-        return without_chain(newer[0]), [numbered(s, len(held) + i) for i, s in enumerate(fresh)]
+        return without_chain(newer[0]), placed_after(fresh, len(held))
 
     async def asnapshot(self, thread_id: str) -> StateSnapshot:
         """The run's whole state, as the graph applies it (the chain rebuilt).
@@ -893,6 +888,29 @@ def _kept(writes: dict[str, Any]) -> dict[str, Any]:
     if "chain" in writes:
         writes = {**writes, "chain": _revived(writes["chain"])}
     return writes
+
+
+def _as_applied(tup: CheckpointTuple) -> list[BaseStep]:
+    """The chain steps the nodes that ran from checkpoint `tup` wrote, in the order
+    LangGraph applies their writes (by task path): its pulled nodes' by node name, then
+    its act tasks' in the order they were sent, the order of the checkpoint's pending
+    calls. A store keeps a super-step's writes as they finished, or by task id."""
+    tasks: dict[str, list[BaseStep]] = {}
+    for task_id, channel, value in tup.pending_writes or ():
+        if channel == "chain":
+            tasks.setdefault(task_id, []).extend(_revived(value))
+    if len(tasks) < 2:
+        return [s for steps in tasks.values() for s in steps]
+    calls = tup.checkpoint.get("channel_values", {}).get("pending_calls") or []
+    place = {getattr(c, "id", None): n for n, c in enumerate(calls)}
+
+    def key(steps: list[BaseStep]) -> tuple[int, str, int]:
+        call = getattr(steps[0], "call_id", None) if steps else None
+        if call in place:
+            return (1, "", place[call])
+        return (0, steps[0].node if steps else "", 0)
+
+    return [s for steps in sorted(tasks.values(), key=key) for s in steps]
 
 
 def _revived(written: Any) -> list[BaseStep]:

@@ -38,6 +38,9 @@ from thinkgraph.state.channels import (
     joined_counters as joined_counters,
 )
 from thinkgraph.state.channels import (
+    placed_after as placed_after,
+)
+from thinkgraph.state.channels import (
     with_declared_keys as with_declared_keys,
 )
 from thinkgraph.state.steps import (

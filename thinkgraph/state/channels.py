@@ -151,9 +151,15 @@ def append_steps(chain: list[BaseStep], writes: Sequence[Sequence[BaseStep]]) ->
     """
     out = list(chain)
     for write in writes:
-        for step in write:
-            out.append(_placed(as_step(step), len(out)))
+        out.extend(placed_after(write, len(out)))
     return out
+
+
+def placed_after(steps: Sequence[BaseStep | Mapping[str, Any]], length: int) -> list[BaseStep]:
+    """`steps` as the reducer appends them to a chain of `length` steps: numbered from
+    `length` on. Also for a reader that holds only the end of a chain and places the
+    steps written since in the order LangGraph applies them (`RunReader.steps_since`)."""
+    return [_placed(as_step(step), length + i) for i, step in enumerate(steps)]
 
 
 def joined_counters(before: Counters, written: Sequence[Counters]) -> Counters:
