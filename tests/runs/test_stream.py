@@ -43,19 +43,24 @@ def final(answer: str) -> str:
     return f"Thought: done\nFinal Answer: {answer}"
 
 
-def test_parallel_calls_stream_with_their_stored_numbers_whatever_order_they_finish() -> None:
-    agent = Agent(ScriptedModel(["(planned below)", final("rested")]), [nap], store="memory://")
-    # A think step that proposed two calls at once, as a multi-call policy makes: the slow
-    # nap comes first, so it finishes (and streams) last.
-    calls = [ToolCall(name="nap", args={"seconds": 0.3}), ToolCall(name="nap", args={"seconds": 0})]
-    state = agent._start("nap twice")
+def _naps_proposed(agent: Agent, thread: str, *seconds: float) -> None:
+    """Thread `thread` as a think step leaves it that proposed one nap per `seconds`, at once."""
+    calls = [ToolCall(name="nap", args={"seconds": s}) for s in seconds]
+    state = agent._start("nap")
     state["chain"] += [
-        ThoughtStep(node="think", text="nap twice"),
+        ThoughtStep(node="think", text="nap"),
         *[ToolCallStep(node="think", call=c, think_step=1) for c in calls],
     ]
     counters = state["counters"].model_copy(update={"steps": 1, "model_calls": 1})
     state.update(pending_calls=calls, counters=counters)
-    agent.graph.update_state(agent._config("par"), state, as_node="think")
+    agent.graph.update_state(agent._config(thread), state, as_node="think")
+
+
+def test_parallel_calls_stream_with_their_stored_numbers_whatever_order_they_finish() -> None:
+    agent = Agent(ScriptedModel(["(planned below)", final("rested")]), [nap], store="memory://")
+    # A think step that proposed two calls at once, as a multi-call policy makes: the slow
+    # nap comes first, so it finishes (and streams) last.
+    _naps_proposed(agent, "par", 0.3, 0)
     streamed = list(agent.stream_resume("par"))
     stored = agent.chain("par")
     results = [s for s in streamed if isinstance(s, ToolResultStep)]
@@ -69,22 +74,13 @@ def test_a_round_of_calls_is_placed_as_stored_live_and_by_a_reader_of_what_is_ne
     store: str, tmp_path: Path
 ) -> None:
     # Three calls at once, the slowest first: they finish (and are stored) last to first,
-    # while the chain places their results in call order. The stream, a reader holding the
-    # chain up to the round (as an event stream of another process does) and a resume
-    # that streams again all place them as the stored chain does; no node numbered them.
+    # while the chain places their results in call order. The stream and a reader holding
+    # the chain up to the round (as an event stream of another process does) place them as
+    # the stored chain does; no node numbered them.
     url = f"sqlite:///{tmp_path / 'r.db'}" if store == "sqlite" else store
     agent = Agent(ScriptedModel(["(planned below)", final("rested")]), [nap], store=url)
     with agent:
-        naps = (0.4, 0.2, 0.0)
-        calls = [ToolCall(name="nap", args={"seconds": s}) for s in naps]
-        state = agent._start("nap thrice")
-        state["chain"] += [
-            ThoughtStep(node="think", text="nap thrice"),
-            *[ToolCallStep(node="think", call=c, think_step=1) for c in calls],
-        ]
-        counters = state["counters"].model_copy(update={"steps": 1, "model_calls": 1})
-        state.update(pending_calls=calls, counters=counters)
-        agent.graph.update_state(agent._config("par3"), state, as_node="think")
+        _naps_proposed(agent, "par3", 0.4, 0.2, 0.0)
         before = agent.checkpoint_id("par3")
         held = agent.chain("par3")
         streamed = list(agent.stream_resume("par3"))
