@@ -8,22 +8,11 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from thinkgraph import tool
+from tests.server.support import SEND, send
+
+__all__ = ["BASE", "SEND", "form_of", "send", "wait_status"]
 
 BASE = "http://127.0.0.1:8000"
-
-
-@tool(requires_approval=True)
-def send(to: str, count: int) -> str:
-    """Send `count` copies of the report to `to`."""
-    return f"sent {count} to {to}"
-
-
-SEND = [
-    'Thought: send it\nAction: send\nAction Input: {"to": "ops", "count": 2}',
-    "Thought: done\nFinal Answer: sent",
-]
-"""A run that pauses once, for approval of `send`, then ends with the answer "sent"."""
 
 
 def wait_status(client: TestClient, thread: str, status: str) -> dict[str, Any]:
