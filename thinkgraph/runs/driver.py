@@ -477,13 +477,13 @@ class Driver:
         Continue (`continues`) for a breakpoint there that was continued already (the run
         now waits at `at` for another answer: the approval asked for next)."""
         latest = await self.reader.acheckpoint_id(thread_id)
-        if latest is not None and latest == at and continues:
-            won = await self.store.aanswer_of(thread_id, at)
-            if won is not None and won.what == CONTINUED:
-                raise AnsweredError(won)
-        if latest is None or latest == at:
+        if latest is None or (latest == at and not continues):
             return
         won = await self.store.aanswer_of(thread_id, at)
+        if latest == at:
+            if won is not None and won.what == CONTINUED:
+                raise AnsweredError(won)
+            return
         if won is not None:
             raise AnsweredError(won)
         raise NotPausedError(
@@ -526,9 +526,9 @@ class Driver:
             output: Any = None
             interrupts: list[Interrupt] = []
             number = first_number
-            # A round of act tasks: where it began in the chain, and each call's place in
-            # it (the order its tasks start is the order LangGraph applies their writes).
-            round_at: int | None = None
+            # Each call's place in the chain in the round of act tasks now running: the
+            # order its tasks start is the order LangGraph applies their writes, and they
+            # all start before any of them writes (so `number` is where the round begins).
             places: dict[str, int] = {}
             # The run's row in the store's run index: checked by every listing while the
             # segment runs, written once it stops (never per node).
@@ -536,18 +536,16 @@ class Driver:
             try:
                 async for mode, chunk in cast(AsyncIterator[tuple[str, Any]], stream):
                     if mode == "values":  # a super-step ended
-                        output, round_at = chunk, None
+                        output = chunk
                         places.clear()
                         continue
                     if mode == "tasks":
                         if "input" in chunk:  # a task starting; its result comes as an update
                             call = _act_call(chunk["input"])
                             if call is not None and call.id not in places:
-                                if round_at is None:
-                                    round_at = number
-                                    if round_at is None:
-                                        round_at = await self._chain_length(thread_id, config)
-                                places[call.id] = round_at + len(places)
+                                if number is None:
+                                    number = await self._chain_length(thread_id, config)
+                                places[call.id] = number + len(places)
                             yield NodeStart(thread_id, str(chunk["name"]), counters)
                         continue
                     if not detail:
