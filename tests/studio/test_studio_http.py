@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from tests.cli.sample_graphs import REFLECT
 from tests.studio.support import BASE, SEND, form_of, send, wait_status
 from thinkgraph import Agent, ScriptedModel
 from thinkgraph.server import build_app
@@ -223,16 +224,20 @@ def test_a_breakpoint_is_continued_by_form(tmp_path: Path) -> None:
         assert wait_status(client, "b1", "done")["answer"] == "42"
 
 
+@pytest.mark.parametrize("graph", [None, REFLECT], ids=["ours", "custom"])
 def test_the_approval_at_the_checkpoint_of_a_continued_breakpoint_is_answered(
-    any_store_url: str,
+    any_store_url: str, graph: str | None
 ) -> None:
     # A breakpoint after think and the approval that follows are two pauses at the one
     # checkpoint think wrote: the Continue answers the first; Approve must still answer
-    # the second, and a second Continue is refused (409) either way.
+    # the second, and a second Continue is refused (409) either way. On our graph and on a
+    # user's (think, approve, act, observe, then the user's own "reflect" node).
     thread = f"bp-{uuid.uuid4().hex[:8]}"
     points = {"after": ["think"]}
     with (
-        Agent(ScriptedModel(SEND), [send], store=any_store_url, breakpoints=points) as a,
+        Agent(
+            ScriptedModel(SEND), [send], store=any_store_url, breakpoints=points, graph=graph
+        ) as a,
         TestClient(build_app(a, poll_s=0.05), base_url=BASE) as client,
     ):
         _paused(client, thread)
@@ -253,6 +258,8 @@ def test_the_approval_at_the_checkpoint_of_a_continued_breakpoint_is_answered(
         last = form_of(client.get(path).text, "Continue")
         assert client.post(f"{path}/answer", data=last, follow_redirects=False).status_code == 303
         assert wait_status(client, thread, "done")["answer"] == "sent"
+        nodes = {s.node for s in a.result(thread).chain}
+        assert ("reflect" in nodes) == (graph is not None)
 
 
 def _waits(client: TestClient, thread: str, kind: str) -> None:
